@@ -1,0 +1,82 @@
+"""Frozen data records: what the parser returns and what a run produces."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["FINISH", "AgentAction", "AgentResult", "AgentStep", "RunStatus", "Usage"]
+
+FINISH = "FINISH"
+"""The pseudo-tool that ends a run; its ``action_input`` is the final answer text."""
+
+RunStatus = Literal["finished", "max_iterations", "timeout", "error"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Usage(_Frozen):
+    """Token counts, summed over model calls that report them (0 where a model reports nothing)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+class AgentAction(_Frozen):
+    """One decision of the model: call ``action`` with ``action_input``, or FINISH with the answer.
+
+    For FINISH, ``action_input`` is the final answer text (a ``str``); for a tool it is a ``dict``
+    of arguments.
+    """
+
+    thought: str = ""
+    action: str
+    action_input: dict[str, Any] | str = Field(default_factory=dict)
+
+    @property
+    def is_finish(self) -> bool:
+        return self.action == FINISH
+
+
+class AgentStep(_Frozen):
+    """One completed step of a run: the decision, what came of it, and what it cost.
+
+    ``action`` is ``None`` when the model's text could not be parsed; then ``observation`` holds the
+    feedback the model was shown and ``is_error`` is true. ``reflection`` holds the reflection text
+    made after this step (ReflectionAgent), if any.
+    """
+
+    thought: str = ""
+    action: str | None = None
+    action_input: dict[str, Any] | str = Field(default_factory=dict)
+    observation: str = ""
+    is_error: bool = False
+    reflection: str | None = None
+    raw_output: str = ""
+    duration_s: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+
+
+class AgentResult(_Frozen):
+    """The outcome of a run: final answer, why the run ended, every step and the cost."""
+
+    output: str
+    status: RunStatus
+    steps: list[AgentStep] = Field(default_factory=list)
+    llm_calls: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
+    violations: list[str] = Field(default_factory=list)
