@@ -1,0 +1,38 @@
+"""react_agent: text-protocol LLM agents on langchain-core.
+
+The model answers with a JSON object (``thought``, ``action``, ``action_input``) that react_agent
+parses and executes, so any chat model works (GigaChat, any LangChain model, small local models).
+"""
+
+from react_agent._core import BaseAgent, RunState
+from react_agent._errors import ConfigError, OutputParseError, ReactAgentError, RunError
+from react_agent._parser import parse_response
+from react_agent._prompts import PromptSet
+from react_agent._retry import RetryPolicy, is_transient
+from react_agent._schema import answer_schema
+from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Usage
+from react_agent.react import ReactAgent
+from react_agent.reflection import ReflectionAgent
+
+__all__ = [
+    "FINISH",
+    "AgentAction",
+    "AgentResult",
+    "AgentStep",
+    "BaseAgent",
+    "ConfigError",
+    "OutputParseError",
+    "PromptSet",
+    "ReactAgent",
+    "ReactAgentError",
+    "ReflectionAgent",
+    "RetryPolicy",
+    "RunError",
+    "RunState",
+    "Usage",
+    "answer_schema",
+    "is_transient",
+    "parse_response",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,165 @@
+"""Prompt templates: load, validate and render the files in ``prompts/``.
+
+Every model-facing sentence lives in a template file (``prompts/<lang>/<name>.jinja``), feedback texts
+included. A :class:`PromptSet` is the set of templates an agent uses; it is validated when it is built:
+a template that lacks a required variable or uses an unknown one raises :class:`ConfigError` naming the
+template and the variable.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Union
+
+import jinja2
+from jinja2 import meta
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.prompts import BasePromptTemplate
+
+from react_agent._errors import ConfigError
+
+__all__ = ["LANGUAGES", "TEMPLATE_VARIABLES", "PromptSet", "PromptSource"]
+
+LANGUAGES = ("ru", "en")
+
+_STEP_VARS = frozenset({"task", "tools", "tool_names", "history", "steps", "tool_specs"})
+
+TEMPLATE_VARIABLES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
+    # name: (required, allowed)
+    "step": (frozenset({"task", "tools", "history"}), _STEP_VARS),
+    "reflection": (frozenset({"task", "history"}), _STEP_VARS),
+    "corrective": (frozenset({"task", "reflection", "history"}), _STEP_VARS | {"reflection"}),
+    "final_answer": (frozenset({"task", "history"}), _STEP_VARS),
+    "plan": (frozenset({"task", "tools"}), _STEP_VARS | {"error"}),
+    "fill_open": (
+        frozenset({"task", "tool", "open_fields", "results"}),
+        _STEP_VARS | {"tool", "args", "open_fields", "results", "error"},
+    ),
+    "tools": (frozenset({"tool_specs"}), frozenset({"tool_specs"})),
+    "history": (frozenset({"steps"}), frozenset({"steps"})),
+    "parse_error": (frozenset({"error"}), frozenset({"error", "reason", "text", "tool_names"})),
+    "unknown_tool": (frozenset({"action", "tool_names"}), frozenset({"action", "tool_names"})),
+    "invalid_arguments": (
+        frozenset({"action", "error"}),
+        frozenset({"action", "error", "arguments", "action_input"}),
+    ),
+    "tool_error": (frozenset({"action", "error"}), frozenset({"action", "error", "action_input"})),
+    "tool_timeout": (frozenset({"action", "timeout"}), frozenset({"action", "timeout", "action_input"})),
+    "approval_denied": (frozenset({"action"}), frozenset({"action", "action_input"})),
+    "max_iterations": (frozenset({"last_observation"}), frozenset({"last_observation", "steps"})),
+    "timeout": (frozenset({"last_observation"}), frozenset({"last_observation", "steps", "seconds"})),
+    "truncated": (frozenset({"omitted"}), frozenset({"omitted"})),
+}
+"""For each template name: the variables it must use and the variables it may use."""
+
+PromptSource = Union[str, "os.PathLike[str]", BasePromptTemplate[Any], Mapping[str, str | BasePromptTemplate[Any]]]
+
+_ENV = jinja2.Environment(
+    undefined=jinja2.StrictUndefined,
+    autoescape=False,
+    keep_trailing_newline=False,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def _builtin_root() -> Path:
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "prompts", here.parent / "prompts"):  # wheel, then checkout
+        if candidate.is_dir():
+            return candidate
+    raise ConfigError(f"the built-in prompts folder is missing (looked in {here / 'prompts'})")
+
+
+def _read_folder(folder: Path) -> dict[str, str]:
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.jinja"))}
+
+
+Template = jinja2.Template | BasePromptTemplate[Any]
+
+
+def _compile(name: str, source: str | BasePromptTemplate[Any], origin: str) -> Template:
+    if name not in TEMPLATE_VARIABLES:
+        known = ", ".join(sorted(TEMPLATE_VARIABLES))
+        raise ConfigError(f"unknown template {name!r} in {origin}; known templates: {known}")
+    required, allowed = TEMPLATE_VARIABLES[name]
+    if isinstance(source, BasePromptTemplate):
+        used = set(source.input_variables)
+        compiled: Template = source
+    else:
+        try:
+            used = meta.find_undeclared_variables(_ENV.parse(source))
+            compiled = _ENV.from_string(source)
+        except jinja2.TemplateSyntaxError as exc:
+            raise ConfigError(f"template {name!r} ({origin}) line {exc.lineno}: {exc.message}") from exc
+    unknown = sorted(used - allowed)
+    if unknown:
+        raise ConfigError(
+            f"template {name!r} ({origin}) uses unknown variable {unknown[0]!r}; "
+            f"allowed: {', '.join(sorted(allowed))}"
+        )
+    missing = sorted(required - used)
+    if missing:
+        raise ConfigError(f"template {name!r} ({origin}) lacks required variable {missing[0]!r}")
+    return compiled
+
+
+class PromptSet:
+    """The validated templates of one agent.
+
+    Build with :meth:`load`: a language code (``"ru"``, ``"en"``), a folder whose ``*.jinja`` files
+    override any subset of the language's templates, a LangChain prompt template (replaces ``step``),
+    or a mapping ``{template name: jinja source or LangChain template}``.
+    """
+
+    def __init__(self, templates: Mapping[str, Template], *, lang: str) -> None:
+        missing = sorted(set(TEMPLATE_VARIABLES) - set(templates))
+        if missing:
+            raise ConfigError(f"prompt set lacks template {missing[0]!r}")
+        self._templates = dict(templates)
+        self.lang = lang
+
+    @classmethod
+    def load(cls, source: PromptSource | PromptSet = "ru", *, lang: str | None = None) -> PromptSet:
+        if isinstance(source, PromptSet):
+            return source
+        base = lang or (source if isinstance(source, str) and source in LANGUAGES else "ru")
+        if base not in LANGUAGES:
+            raise ConfigError(f"unknown prompt language {base!r}; choose one of {', '.join(LANGUAGES)}")
+        root = _builtin_root() / base
+        templates: dict[str, Template] = {
+            name: _compile(name, text, str(root / f"{name}.jinja")) for name, text in _read_folder(root).items()
+        }
+        overrides: Mapping[str, str | BasePromptTemplate[Any]]
+        if isinstance(source, BasePromptTemplate):
+            overrides, origin = {"step": source}, "LangChain prompt template"
+        elif isinstance(source, Mapping):
+            overrides, origin = source, "prompts mapping"
+        elif isinstance(source, str) and source in LANGUAGES:
+            overrides, origin = {}, ""
+        else:
+            folder = Path(os.fspath(source))
+            if not folder.is_dir():
+                raise ConfigError(
+                    f"prompts={source!r} is neither a language ({', '.join(LANGUAGES)}) nor a folder"
+                )
+            overrides, origin = _read_folder(folder), str(folder)
+        for name, text in overrides.items():
+            templates[name] = _compile(name, text, origin)
+        return cls(templates, lang=base)
+
+    def render(self, name: str, **variables: Any) -> str:
+        """Render template ``name`` to text (LangChain templates: their messages' text joined)."""
+        return "\n\n".join(str(m.content) for m in self.messages(name, **variables))
+
+    def messages(self, name: str, **variables: Any) -> list[BaseMessage]:
+        """Render template ``name`` to chat messages (a jinja template gives one human message)."""
+        template = self._templates[name]
+        if isinstance(template, BasePromptTemplate):
+            used = {k: variables[k] for k in template.input_variables}
+            return template.format_prompt(**used).to_messages()
+        _, allowed = TEMPLATE_VARIABLES[name]
+        text = template.render({k: v for k, v in variables.items() if k in allowed})
+        return [HumanMessage(content=text.strip())]

@@ -1,0 +1,64 @@
+"""Shared fixtures: the seed article's tools (an in-memory 'database', as in the article)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, Field
+
+
+class RegisterUserInput(BaseModel):
+    username: str = Field(..., description="Логин", examples=["ViacheslavVoo"])
+    email: str = Field(..., description="Email", examples=["Viacheslav@test.com"])
+    phone: str | None = Field(None, description="Номер телефона в формате +7XXX...", examples=["+7999999999"])
+
+
+class RegisterUserRenamedInput(BaseModel):
+    """The seed's reflection case: the argument ``email`` was renamed to ``user_email``."""
+
+    username: str = Field(..., description="Логин", examples=["ViacheslavVoo"])
+    user_email: str = Field(..., description="Email", examples=["Viacheslav@test.com"])
+    phone: str | None = Field(None, description="Номер телефона в формате +7XXX...", examples=["+7999999999"])
+
+
+class SearchDBInput(BaseModel):
+    username: str = Field(..., description="Логин/имя пользователя", examples=["ViacheslavVoo"])
+    limit: int | None = Field(5, description="Лимит результатов")
+
+
+class RegisterUserTool(BaseTool):
+    name: str = "register_user"
+    description: str = "Регистрация пользователя в системе"
+    args_schema: type[BaseModel] = RegisterUserInput
+    users: Any  # shared, not copied by pydantic
+    calls: list[dict[str, Any]] = Field(default_factory=list)
+
+    def _run(self, username: str, email: str | None = None, user_email: str | None = None,
+             phone: str | None = None) -> str:
+        self.calls.append({"username": username, "email": email or user_email})
+        self.users[username] = email or user_email or ""
+        return f"User {username} успешно зарегистрирован"
+
+
+class SearchDBTool(BaseTool):
+    name: str = "search_db"
+    description: str = "Ищет данные пользователей в системе"
+    args_schema: type[BaseModel] = SearchDBInput
+    users: Any  # shared, not copied by pydantic
+
+    def _run(self, username: str, limit: int | None = 5) -> str:
+        if username not in self.users:
+            raise ValueError(f"пользователь {username} не найден")
+        return f"Найден пользователь {self.users[username]}"
+
+
+@pytest.fixture
+def users() -> dict[str, str]:
+    return {}
+
+
+@pytest.fixture
+def seed_tools(users: dict[str, str]) -> list[BaseTool]:
+    return [RegisterUserTool(users=users), SearchDBTool(users=users)]
