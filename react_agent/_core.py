@@ -259,12 +259,10 @@ class BaseAgent:
                 reply = None
                 if isinstance(effect, _StepDone):
                     yield effect.step
-                elif isinstance(effect, _ModelCall):
-                    reply = self._model_reply(state, effect, lambda e: self.call_model(e.messages, child, e))
+                else:
+                    reply = self._perform(state, effect, child)
                     if reply is None:
                         loop.close()
-                else:
-                    reply = self.execute(effect.action, config=child, timeout=self._tool_timeout(state))
         except Exception as exc:  # our bug or an overridden method's: carry the steps
             run_manager.on_chain_error(exc)
             raise RunError(f"{self.name} run failed: {exc!r}", state.steps) from exc
@@ -288,12 +286,10 @@ class BaseAgent:
                 reply = None
                 if isinstance(effect, _StepDone):
                     yield effect.step
-                elif isinstance(effect, _ModelCall):
-                    reply = await self._amodel_reply(state, effect, child)
+                else:
+                    reply = await self._aperform(state, effect, child)
                     if reply is None:
                         loop.close()
-                else:
-                    reply = await self.aexecute(effect.action, config=child, timeout=self._tool_timeout(state))
         except Exception as exc:
             await run_manager.on_chain_error(exc)
             raise RunError(f"{self.name} run failed: {exc!r}", state.steps) from exc
@@ -487,18 +483,24 @@ class BaseAgent:
             return {"response_format": self.response_format}
         return {}
 
-    def _model_reply(self, state: RunState, call: _ModelCall, invoke: Callable[[_ModelCall], Any]) -> ModelReply | None:
+    def _perform(self, state: RunState, effect: _ModelCall | _ToolCall, config: RunnableConfig) -> Any:
+        """Carry out one effect of the loop; ``None`` means the model failed and the run is over."""
+        if isinstance(effect, _ToolCall):
+            return self.execute(effect.action, config=config, timeout=self._tool_timeout(state))
         started = time.monotonic()
         try:
-            message = invoke(call)
+            message = self.call_model(effect.messages, config, effect)
         except Exception as exc:
             return self._model_failed(state, exc)
         return self._reply(state, message, started)
 
-    async def _amodel_reply(self, state: RunState, call: _ModelCall, config: RunnableConfig) -> ModelReply | None:
+    async def _aperform(self, state: RunState, effect: _ModelCall | _ToolCall, config: RunnableConfig) -> Any:
+        """Async :meth:`_perform`."""
+        if isinstance(effect, _ToolCall):
+            return await self.aexecute(effect.action, config=config, timeout=self._tool_timeout(state))
         started = time.monotonic()
         try:
-            message = await self.acall_model(call.messages, config, call)
+            message = await self.acall_model(effect.messages, config, effect)
         except Exception as exc:
             return self._model_failed(state, exc)
         return self._reply(state, message, started)
