@@ -1,0 +1,481 @@
+"""PlanAndExecuteAgent: the model writes the whole plan before any tool runs; code walks the stored plan.
+
+Control-flow integrity (docs/security.md): tool results reach the model only when it fills the ``open``
+fields of a step, and from that reply the code copies only those fields. A reply that names another
+tool, adds a step or touches a fixed argument is recorded in ``result.violations`` and never executed.
+``$session.<key>`` in a fixed argument is replaced by code at execution; the model never sees the value
+(session values are also redacted from the results shown to it). Filled values are never substituted.
+
+Choices: tool errors are observations and the plan goes on (``replan=True`` writes a new plan instead,
+giving up the integrity above: results then reach the planner). The final answer is the last step's
+result, because that keeps the seed's two calls (plan + open field) and gives results no say in the
+answer; ``final_answer="always"`` adds one composing call that reads the results (text only, no action).
+The plan is exposed as :attr:`PlanResult.plan` (a subclass, so :class:`AgentResult` stays unchanged).
+Rejected plan or fill replies are recorded as steps with ``action=None`` (like parse failures).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import json_repair
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, ConfigDict, Field
+
+from react_agent._core import BaseAgent, RunState, _Effect, _Loop, _ModelCall, _ToolCall
+from react_agent._errors import ConfigError
+from react_agent._schema import answer_schema
+from react_agent._tools import Outcome, ToolLike
+from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep
+
+__all__ = ["Plan", "PlanAndExecuteAgent", "PlanResult", "PlanStep", "extract_json"]
+
+logger = logging.getLogger("react_agent")
+
+_SESSION = re.compile(r"\$session\.([A-Za-z_][A-Za-z0-9_]*)")
+_THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)```", re.DOTALL)
+_NAME_KEYS, _ARGS_KEYS = ("tool", "action"), ("args", "action_input", "arguments")
+_REPAIR_LIMIT = 20_000  # characters of one candidate handed to json_repair
+_MIN_SECRET = 4  # session values shorter than this are not redacted (too likely to occur by chance)
+_Sub = Generator[_Effect, Any, Any]
+
+
+class _Frozen(BaseModel):
+    """Immutable, no unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PlanStep(_Frozen):
+    """One stored step: call ``tool`` with the fixed ``args``; only the ``open`` fields are filled later."""
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    open: tuple[str, ...] = ()
+
+
+class Plan(_Frozen):
+    """The list of actions fixed before any tool ran. Nothing outside it is ever executed."""
+
+    steps: tuple[PlanStep, ...]
+
+
+class PlanResult(AgentResult):
+    """An :class:`AgentResult` plus the plans: ``plans[0]`` is the original, later ones come from replans."""
+
+    plans: list[Plan] = Field(default_factory=list)
+
+    @property
+    def plan(self) -> Plan | None:
+        """The plan stored before any tool ran (``None`` when none was accepted)."""
+        return self.plans[0] if self.plans else None
+
+
+@dataclass
+class _PlanRun:
+    """What one run knows beyond :class:`RunState`: the accepted plans, the results as the model sees them."""
+
+    plans: list[Plan] = field(default_factory=list)
+    shown: list[dict[str, Any]] = field(default_factory=list)
+
+
+_RUN_ATTR = "_plan_run"  # bound to the RunState (which the core creates), like the run journal
+
+
+def _run_of(state: RunState) -> _PlanRun:
+    """The plan data of the run whose state this is (created on first use)."""
+    run = getattr(state, _RUN_ATTR, None)
+    if not isinstance(run, _PlanRun):
+        run = _PlanRun()
+        setattr(state, _RUN_ATTR, run)
+    return run
+
+
+@dataclass(frozen=True)
+class _SchemaCall(_ModelCall):
+    """A model call constrained (when the model supports it) by its own JSON schema."""
+
+    schema: Mapping[str, Any] | None = None
+
+
+def extract_json(text: str) -> list[Any]:
+    """Every top-level JSON object or array in ``text``, decoded, in order.
+
+    ``<think>`` blocks are dropped; when the text has fenced code blocks only their content is read.
+    Candidates are found by a string-aware balanced-bracket scan (never "first ``[`` to last ``]``"),
+    decoded with ``json.loads`` and, failing that, ``json_repair``. Undecodable candidates are skipped.
+    Raises ``ValueError`` when nothing decodes and a bracket was left open (the reply was cut off).
+    """
+    text = _THINK.sub("", text)
+    values: list[Any] = []
+    cut_off = False
+    for source in _FENCE.findall(text) or [text]:
+        spans, unclosed = _spans(source)
+        cut_off = cut_off or unclosed
+        for start, end in spans:
+            value = _decode(source[start:end])
+            if isinstance(value, (dict, list)):
+                values.append(value)
+    if not values and cut_off:
+        raise ValueError("the reply was cut off before its JSON was complete")
+    return values
+
+
+def _spans(text: str) -> tuple[list[tuple[int, int]], bool]:
+    """The (start, end) of each outermost balanced ``{…}``/``[…]``; and whether one never closed."""
+    spans: list[tuple[int, int]] = []
+    closers: list[str] = []
+    start, in_string, escaped = 0, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"' and closers:
+            in_string = True
+        elif ch in "[{":
+            start = i if not closers else start
+            closers.append("]" if ch == "[" else "}")
+        elif ch in "]}" and closers:
+            if ch != closers.pop():
+                closers.clear()  # mismatched: not JSON, drop this candidate
+            elif not closers:
+                spans.append((start, i + 1))
+    return spans, bool(closers)
+
+
+def _decode(candidate: str) -> Any:
+    """``json.loads``, else ``json_repair`` (bounded size); whatever it yields, even a non-container."""
+    try:
+        return json.loads(candidate)
+    except ValueError:
+        if len(candidate) > _REPAIR_LIMIT:
+            return None
+        return json_repair.loads(candidate)
+
+
+def _stand_in(prop: Mapping[str, Any]) -> Any:
+    """A value of the property's JSON type, standing in for a value known only at run time."""
+    if prop.get("enum"):
+        return prop["enum"][0]
+    if "const" in prop:
+        return prop["const"]
+    for branch in prop.get("anyOf", []):
+        if branch.get("type") != "null":
+            return _stand_in(branch)
+    kinds = {"integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
+    return kinds.get(str(prop.get("type")), "x")
+
+
+class PlanAndExecuteAgent(BaseAgent):
+    """Plan first (one model call), then execute the stored plan; the model only fills ``open`` fields.
+
+    - ``session``: values the plan refers to as ``"$session.<key>"``; substituted by code, never shown to
+      the model. A plan that uses a missing key ends the run with status ``"error"`` before any tool runs.
+    - ``max_plan_attempts``: plan replies tried (a rejected plan is asked again with the reason).
+    - ``max_fill_attempts``: replies tried per step with open fields (missing or invalid fields).
+    - ``replan`` / ``max_replans``: after a failed step, write a new plan for the rest (off by default).
+    - ``max_plan_steps``: longest plan accepted. Other options go to :class:`BaseAgent`
+      (``final_answer="always"`` composes the answer with one extra call; otherwise it is the last result).
+    """
+
+    def __init__(
+        self,
+        llm: BaseLanguageModel[Any],
+        tools: Sequence[ToolLike],
+        *,
+        session: Mapping[str, Any] | None = None,
+        max_plan_attempts: int = 2,
+        max_fill_attempts: int = 2,
+        replan: bool = False,
+        max_replans: int = 1,
+        max_plan_steps: int = 10,
+        **options: Any,
+    ) -> None:
+        super().__init__(llm, tools, **options)
+        for option, value, least in (("max_plan_attempts", max_plan_attempts, 1), ("max_replans", max_replans, 0),
+                                     ("max_fill_attempts", max_fill_attempts, 1),
+                                     ("max_plan_steps", max_plan_steps, 1)):
+            if not isinstance(value, int) or value < least:
+                raise ConfigError(f"{option} must be an integer >= {least}, got {value!r}")
+        if session is not None and not isinstance(session, Mapping):
+            raise ConfigError(f"session must be a mapping of key to value, got {type(session).__name__}")
+        self.session: Mapping[str, Any] = MappingProxyType(dict(session or {}))
+        self.max_plan_attempts, self.max_fill_attempts = max_plan_attempts, max_fill_attempts
+        self.replan, self.max_replans, self.max_plan_steps = replan, max_replans, max_plan_steps
+        self._secrets = sorted(((str(v), f"$session.{k}") for k, v in self.session.items()
+                                if len(str(v)) >= _MIN_SECRET), key=lambda p: -len(p[0]))
+        full = answer_schema(list(self.registry.tools.values()))
+        self._arg_schemas: dict[str, dict[str, Any]] = {
+            b["properties"]["action"]["const"]: b["properties"]["action_input"] for b in full["anyOf"][:-1]}
+        self._defs = full.get("$defs", {})
+
+    def run(self, task: str, *, config: RunnableConfig | None = None) -> PlanResult:
+        """Plan, execute, answer; returns a :class:`PlanResult` (never raises for model or tool mistakes)."""
+        result = super().run(task, config=config)
+        assert isinstance(result, PlanResult)
+        return result
+
+    async def arun(self, task: str, *, config: RunnableConfig | None = None) -> PlanResult:
+        """Async :meth:`run`."""
+        result = await super().arun(task, config=config)
+        assert isinstance(result, PlanResult)
+        return result
+
+    # ------------------------------------------------------------- plan
+    def parse_plan(self, text: str, *, allow_empty: bool = False) -> Plan:
+        """Extract and validate a plan from the model's reply; ``ValueError`` says what is wrong."""
+        raw = next((p for p in map(_plan_items, extract_json(text)) if p is not None), None)
+        if raw is None:
+            raise ValueError('no plan found: reply with a JSON list [{"tool": ..., "args": {...}, "open": [...]}]')
+        steps = []
+        for n, item in enumerate(raw, 1):
+            tool = next((item[k] for k in _NAME_KEYS if k in item), None) if isinstance(item, dict) else None
+            if isinstance(tool, str) and tool.strip().upper() == FINISH and n == len(raw):
+                break  # a trailing FINISH step: the answer is the last result anyway
+            steps.append(self._plan_step(n, tool, item))
+        if len(steps) > self.max_plan_steps:
+            raise ValueError(f"the plan has {len(steps)} steps; at most {self.max_plan_steps} are allowed")
+        if not steps and not allow_empty:
+            raise ValueError("the plan has no steps")
+        return Plan(steps=tuple(steps))
+
+    def _plan_step(self, n: int, tool: Any, item: Any) -> PlanStep:
+        """Validate one raw step against the tools: name, open fields, fixed arguments."""
+        if not isinstance(tool, str) or tool not in self.registry.tools:
+            raise ValueError(f"step {n}: unknown tool {tool!r}; tools: {', '.join(self.registry.names)}")
+        args = next((item[k] for k in _ARGS_KEYS if k in item), None) or {}
+        opened = item.get("open") or []
+        opened = [opened] if isinstance(opened, str) else opened
+        if not isinstance(args, dict) or not isinstance(opened, list) or not all(isinstance(f, str) for f in opened):
+            raise ValueError(f'step {n} ({tool}): "args" must be an object and "open" a list of argument names')
+        props = self._arg_schemas[tool].get("properties", {})
+        for name in opened:
+            if name not in props:
+                raise ValueError(f"step {n} ({tool}): open field {name!r} is not an argument of {tool}; "
+                                 f"its arguments: {self.registry.arguments_text(tool)}")
+            if name in args:
+                raise ValueError(f"step {n} ({tool}): {name!r} is both a fixed argument and an open field")
+        step = PlanStep(tool=tool, args=args, open=tuple(dict.fromkeys(opened)))
+        try:
+            self.registry.validate(tool, self._stand_ins(step, {}))
+        except ValueError as exc:
+            raise ValueError(f"step {n} ({tool}): {exc}") from None
+        return step
+
+    def _stand_ins(self, step: PlanStep, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The step's arguments for validation: session references and unfilled open fields stood in."""
+        props = self._arg_schemas[step.tool].get("properties", {})
+        args = {k: _stand_in(props.get(k, {})) if isinstance(v, str) and _SESSION.fullmatch(v) else v
+                for k, v in step.args.items()}
+        return {**args, **{f: values.get(f, _stand_in(props[f])) for f in step.open}}
+
+    def _write_plan(self, state: RunState) -> _Sub:
+        """Ask for a plan until one is valid (bounded); returns it, or ``None`` when the run is over."""
+        run = _run_of(state)
+        error, replanning = "", bool(run.plans)
+        for _ in range(self.max_plan_attempts):
+            if self._out_of_time(state):
+                return None
+            messages = self.prompts.messages("plan", **self._variables(state, replanning), error=error)
+            reply = yield _SchemaCall(messages, schema=self._plan_schema())
+            try:
+                plan = self.parse_plan(reply.text, allow_empty=replanning)
+            except ValueError as exc:
+                error = str(exc)
+                yield from self._record(state, AgentStep(observation=error, is_error=True, raw_output=reply.text,
+                                                         duration_s=reply.seconds, usage=reply.usage))
+                continue
+            keys = sorted({m for s in plan.steps for m in _SESSION.findall(json.dumps(s.args))})
+            missing = [k for k in keys if k not in self.session]
+            if missing:
+                state.end("error", "", f"the plan uses $session.{missing[0]}, but the session has no key "
+                                       f"{missing[0]!r} (session keys: {', '.join(self.session) or 'none'})")
+                return None
+            run.plans.append(plan)
+            logger.info("%s: plan %d accepted: %s", self.name, len(run.plans), [s.tool for s in plan.steps])
+            return plan
+        state.end("error", state.last_observation, f"no valid plan after {self.max_plan_attempts} attempts: {error}")
+        return None
+
+    # ------------------------------------------------------------- execute
+    def _loop(self, state: RunState) -> _Loop:
+        """Write the plan, then walk it: fill open fields, execute, (re)plan on failure if asked, answer."""
+        run = _run_of(state)
+        plan = yield from self._write_plan(state)
+        queue = list(plan.steps) if plan else []
+        replans = 0
+        while queue and not state.done:
+            step = queue.pop(0)
+            filled = yield from self._fill(state, step)
+            if filled is None or self._out_of_time(state):
+                return
+            values, reply = filled
+            args = {**self._resolve(step.args), **values}
+            started = time.monotonic()
+            outcome: Outcome = yield _ToolCall(AgentAction(action=step.tool, action_input=args))
+            yield from self._record(state, AgentStep(
+                action=step.tool, action_input=args, observation=outcome.observation, is_error=outcome.is_error,
+                raw_output=reply.text if reply else "", usage=reply.usage if reply else AgentStep().usage,
+                duration_s=(reply.seconds if reply else 0.0) + time.monotonic() - started))
+            run.shown.append({"index": len(run.shown) + 1, "thought": "", "action": step.tool,
+                                "action_input": json.dumps({**step.args, **values}, ensure_ascii=False),
+                                "observation": self._redact(self._truncate(outcome.observation)),
+                                "is_error": outcome.is_error, "reflection": None})
+            if outcome.is_error and self.replan and replans < self.max_replans:
+                replans += 1
+                logger.info("%s: step %s failed, replanning (%d)", self.name, step.tool, replans)
+                plan = yield from self._write_plan(state)
+                queue = list(plan.steps) if plan else []
+        if not state.done:
+            yield from self._answer(state)
+
+    def _fill(self, state: RunState, step: PlanStep) -> _Sub:
+        """Ask the model for the step's open fields; copy only those. ``None`` when the run is over."""
+        if not step.open:
+            return {}, None
+        error, n = "", len(_run_of(state).shown) + 1
+        schema = {"type": "object", "additionalProperties": False, "required": list(step.open),
+                  "properties": {f: self._arg_schemas[step.tool]["properties"][f] for f in step.open}}
+        for _ in range(self.max_fill_attempts):
+            if self._out_of_time(state):
+                return None
+            reply = yield _SchemaCall(self.prompts.messages(
+                "fill_open", **self._variables(state, True), tool=step.tool, open_fields=list(step.open),
+                args=json.dumps(step.args, ensure_ascii=False), results=self._results(state), error=error),
+                schema={**schema, "$defs": self._defs} if self._defs else schema)
+            values, error = self._read_fill(state, step, n, reply.text)
+            if not error:
+                return values, reply
+            yield from self._record(state, AgentStep(observation=error, is_error=True, raw_output=reply.text,
+                                                     duration_s=reply.seconds, usage=reply.usage))
+        state.end("error", state.last_observation,
+                  f"step {n} ({step.tool}): open fields not filled after {self.max_fill_attempts} attempts: {error}")
+        return None
+
+    def _read_fill(self, state: RunState, step: PlanStep, n: int, text: str) -> tuple[dict[str, Any], str]:
+        """The open-field values in a fill reply and the error to show; records every violation."""
+        try:
+            found = extract_json(text)
+        except ValueError as exc:
+            return {}, str(exc)
+        objects = [o for v in found for o in (v if isinstance(v, list) else [v])]
+        if not objects or not isinstance(objects[0], dict):
+            return {}, f"no JSON object with the fields {', '.join(step.open)} was found"
+        reply, where = dict(objects[0]), f"step {n} ({step.tool})"
+        for extra in objects[1:]:
+            self._violation(state, f"{where}: the reply adds a step {_short(extra)}; ignored")
+        name = next((reply.pop(k) for k in _NAME_KEYS if k in reply and k not in step.open), None)
+        inner = next((reply.pop(k) for k in _ARGS_KEYS if k in reply and k not in step.open), None)
+        if name is not None and name != step.tool:
+            self._violation(state, f"{where}: the reply names another tool {name!r} with {_short(inner)}; ignored")
+        elif isinstance(inner, dict):
+            reply = {**inner, **reply}  # {"tool": <this step's tool>, "args": {...}}: the same call, unwrapped
+        reply.pop("thought", None)
+        values = {k: v for k, v in reply.items() if k in step.open}
+        for key in sorted(set(reply) - set(step.open)):
+            change = "changes the fixed argument" if key in step.args else "adds the argument"
+            self._violation(state, f"{where}: the reply {change} {key!r} = {_short(reply[key])}; ignored")
+        missing = [f for f in step.open if f not in values]
+        if missing:
+            return {}, f"the reply lacks the open field(s): {', '.join(missing)}"
+        try:
+            self.registry.validate(step.tool, self._stand_ins(step, values))
+        except ValueError as exc:
+            return {}, str(exc)
+        return values, ""
+
+    def _violation(self, state: RunState, text: str) -> None:
+        """Record an attempt to leave the plan (it is never executed)."""
+        logger.warning("%s: plan violation: %s", self.name, text)
+        state.violations.append(text)
+
+    def _answer(self, state: RunState) -> _Loop:
+        """Finish with the last result, or with one composing call when ``final_answer="always"``."""
+        output = next((s.observation for s in reversed(state.steps) if s.action is not None), "")
+        if self.final_answer == "always":
+            reply = yield _ModelCall(self.prompts.messages("final_answer", **self._variables(state, True)))
+            output = reply.text.strip()
+        state.end("finished", output)
+
+    # ------------------------------------------------------------- helpers
+    def _variables(self, state: RunState, with_results: bool) -> dict[str, Any]:
+        """Template variables; ``history`` shows the results (redacted) when ``with_results`` is true."""
+        return {"task": state.task, "tools": self._tools_text, "tool_names": self._tool_names,
+                "tool_specs": self.registry.specs, "steps": list(_run_of(state).shown),
+                "history": self._results(state) if with_results else ""}
+
+    def _results(self, state: RunState) -> str:
+        """The results so far, as the model is shown them (session values redacted)."""
+        return self.prompts.render("history", steps=_run_of(state).shown)
+
+    def _resolve(self, value: Any) -> Any:
+        """Replace ``$session.<key>`` references (a whole string keeps the value's type)."""
+        if isinstance(value, str):
+            whole = _SESSION.fullmatch(value)
+            if whole:
+                return self.session[whole.group(1)]
+            return _SESSION.sub(lambda m: str(self.session[m.group(1)]), value)
+        if isinstance(value, list):
+            return [self._resolve(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._resolve(v) for k, v in value.items()}
+        return value
+
+    def _redact(self, text: str) -> str:
+        """Session values (of at least 4 characters) in text shown to the model become their reference."""
+        for secret, reference in self._secrets:
+            text = text.replace(secret, reference)
+        return text
+
+    def _plan_schema(self) -> dict[str, Any]:
+        """The JSON schema of ``{"plan": [steps]}``: one branch per tool, open fields among its arguments."""
+        branches = []
+        for name, args in self._arg_schemas.items():
+            props = list(args.get("properties", {}))
+            branches.append({"type": "object", "additionalProperties": False, "required": ["tool", "args", "open"],
+                             "properties": {"tool": {"const": name}, "args": {**args, "required": []},
+                                            "open": {"type": "array", "items": {"enum": props}} if props
+                                            else {"type": "array", "maxItems": 0}}})
+        schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["plan"],
+                                  "properties": {"plan": {"type": "array", "minItems": 1,
+                                                          "maxItems": self.max_plan_steps,
+                                                          "items": {"anyOf": branches}}}}
+        return {**schema, "$defs": self._defs} if self._defs else schema
+
+    def _model_kwargs(self, call: Any) -> dict[str, Any]:
+        """Plan and fill calls carry their own schema (used only when constrained decoding is on)."""
+        if isinstance(call, _SchemaCall):
+            if self.response_format is None or call.schema is None:
+                return {}
+            return {"response_format": {"type": "json_schema",
+                                        "json_schema": {"name": "plan_reply", "schema": dict(call.schema)}}}
+        return super()._model_kwargs(call)
+
+    def _finish_log(self, state: RunState) -> PlanResult:
+        """The run's :class:`AgentResult` as a :class:`PlanResult`, with the plans."""
+        return PlanResult(**dict(super()._finish_log(state)), plans=list(_run_of(state).plans))
+
+
+def _plan_items(value: Any) -> list[Any] | None:
+    """The step list of a decoded value: a list of objects, ``{"plan": [...]}``, or one bare step object."""
+    if isinstance(value, dict):
+        if any(k in value for k in _NAME_KEYS):
+            return [value]
+        value = value.get("plan", value.get("steps"))
+    if isinstance(value, list) and all(isinstance(item, dict) for item in value):
+        return value
+    return None
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    """A value as short JSON, for violation messages."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
