@@ -6,11 +6,13 @@ parses and executes, so any chat model works (GigaChat, any LangChain model, sma
 
 from react_agent._core import BaseAgent, RunState
 from react_agent._errors import ConfigError, OutputParseError, ReactAgentError, RunError
+from react_agent._journal import JournalError, JournalMismatchError, read_journal
 from react_agent._parser import parse_response
 from react_agent._prompts import PromptSet
 from react_agent._retry import RetryPolicy, is_transient
 from react_agent._schema import answer_schema
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Usage
+from react_agent.plan import Plan, PlanAndExecuteAgent, PlanResult, PlanStep
 from react_agent.react import ReactAgent
 from react_agent.reflection import ReflectionAgent
 
@@ -21,7 +23,13 @@ __all__ = [
     "AgentStep",
     "BaseAgent",
     "ConfigError",
+    "JournalError",
+    "JournalMismatchError",
     "OutputParseError",
+    "Plan",
+    "PlanAndExecuteAgent",
+    "PlanResult",
+    "PlanStep",
     "PromptSet",
     "ReactAgent",
     "ReactAgentError",
@@ -33,6 +41,7 @@ __all__ = [
     "answer_schema",
     "is_transient",
     "parse_response",
+    "read_journal",
 ]
 
 __version__ = "0.1.0"

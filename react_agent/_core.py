@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
@@ -26,6 +27,19 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config, patch_config
 
 from react_agent._errors import ConfigError, OutputParseError, RunError
+from react_agent._journal import (
+    DeadlineExceeded,
+    JournalError,
+    RecordedApproval,
+    RunJournal,
+    acall_within,
+    attach,
+    call_within,
+    check_journal_path,
+    journal_of,
+    secret_values,
+    with_idempotency_key,
+)
 from react_agent._parser import parse_response
 from react_agent._prompts import PromptSet, PromptSource
 from react_agent._retry import RetryPolicy
@@ -162,6 +176,8 @@ class BaseAgent:
     - ``retry``: a :class:`RetryPolicy` for transient model errors (``None``: no retries).
     - ``approve``: a callback ``(tool_name, action_input) -> bool`` asked before tools marked with
       ``metadata={"requires_approval": True}`` run; a refusal becomes an observation.
+    - ``journal``: path of a JSONL run journal: every effect is appended and fsync-ed as it completes, so
+      :meth:`resume` can continue a run after a crash without repeating completed model or tool calls.
     """
 
     reflection_enabled = False
@@ -185,6 +201,7 @@ class BaseAgent:
         retry: RetryPolicy | None = DEFAULT_RETRY,
         approve: Callable[[str, dict[str, Any] | str], bool] | None = None,
         name: str | None = None,
+        journal: str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(llm, BaseLanguageModel):
             raise ConfigError(f"llm must be a langchain-core chat model or LLM, got {type(llm).__name__}")
@@ -213,6 +230,10 @@ class BaseAgent:
         self.retry = retry
         self.approve = approve
         self.name = name or type(self).__name__
+        try:  # journal
+            self.journal = None if journal is None else check_journal_path(journal)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         if constrained is None:
             constrained = bool(getattr(llm, "supports_json_schema", False))
         self.response_format: dict[str, Any] | None = (
@@ -246,9 +267,11 @@ class BaseAgent:
         assert result is not None
         return result
 
-    def stream(self, task: str, *, config: RunnableConfig | None = None) -> Iterator[AgentStep | AgentResult]:
+    def stream(self, task: str, *, config: RunnableConfig | None = None,
+               _resume: RunJournal | None = None) -> Iterator[AgentStep | AgentResult]:
         """Yield each :class:`AgentStep` as it completes, then the :class:`AgentResult`."""
-        state, loop, run_manager, child = self._start(task, config, CallbackManager)
+        state, loop, run_manager, child = self._start(task, config, CallbackManager, _resume)
+        journal = journal_of(state)
         reply: Any = None
         try:
             while True:
@@ -258,6 +281,7 @@ class BaseAgent:
                     break
                 reply = None
                 if isinstance(effect, _StepDone):
+                    journal.step_done(len(state.steps), effect.step)
                     yield effect.step
                 else:
                     reply = self._perform(state, effect, child)
@@ -265,15 +289,20 @@ class BaseAgent:
                         loop.close()
         except Exception as exc:  # our bug or an overridden method's: carry the steps
             run_manager.on_chain_error(exc)
-            raise RunError(f"{self.name} run failed: {exc!r}", state.steps) from exc
+            if isinstance(exc, JournalError):
+                raise
+            raise RunError(journal.redact(f"{self.name} run failed: {exc!r}"), state.steps) from exc
         run_manager.on_chain_end({"output": state.output, "status": state.status})
-        yield self._finish_log(state)
+        result = self._finish_log(state)
+        journal.end(result)
+        yield result
 
     async def astream(
-        self, task: str, *, config: RunnableConfig | None = None
+        self, task: str, *, config: RunnableConfig | None = None, _resume: RunJournal | None = None
     ) -> AsyncIterator[AgentStep | AgentResult]:
         """Async :meth:`stream`."""
-        state, loop, run_manager, child = self._start(task, config, AsyncCallbackManager)
+        state, loop, run_manager, child = self._start(task, config, AsyncCallbackManager, _resume)
+        journal = journal_of(state)
         run_manager = await run_manager
         child = patch_config(child, callbacks=run_manager.get_child())
         reply: Any = None
@@ -285,6 +314,7 @@ class BaseAgent:
                     break
                 reply = None
                 if isinstance(effect, _StepDone):
+                    journal.step_done(len(state.steps), effect.step)
                     yield effect.step
                 else:
                     reply = await self._aperform(state, effect, child)
@@ -292,9 +322,55 @@ class BaseAgent:
                         loop.close()
         except Exception as exc:
             await run_manager.on_chain_error(exc)
-            raise RunError(f"{self.name} run failed: {exc!r}", state.steps) from exc
+            if isinstance(exc, JournalError):
+                raise
+            raise RunError(journal.redact(f"{self.name} run failed: {exc!r}"), state.steps) from exc
         await run_manager.on_chain_end({"output": state.output, "status": state.status})
-        yield self._finish_log(state)
+        result = self._finish_log(state)
+        journal.end(result)
+        yield result
+
+    # ---------------------------------------------------------------- journal: resume a run
+    def resume(self, journal: str | os.PathLike[str], *, run_id: str | None = None,
+               config: RunnableConfig | None = None) -> AgentResult:
+        """Continue the run recorded in ``journal`` (its last run, or ``run_id``) and return its result.
+
+        The loop is re-run and each effect is answered from the journal while records remain: completed
+        model calls are not made again, completed tool calls do not run again, journaled approvals are not
+        asked again. A tool call that started but has no result runs again with the same idempotency key.
+        Then the run continues live, appending to the same journal. Resume with the same agent class,
+        prompts, tools and options: a prompt that differs from the journaled one raises
+        :class:`JournalMismatchError`. ``max_execution_time`` counts from the resume.
+        """
+        result: AgentResult | None = None
+        for item in self.resume_stream(journal, run_id=run_id, config=config):
+            if isinstance(item, AgentResult):
+                result = item
+        assert result is not None
+        return result
+
+    async def aresume(self, journal: str | os.PathLike[str], *, run_id: str | None = None,
+                      config: RunnableConfig | None = None) -> AgentResult:
+        """Async :meth:`resume`."""
+        result: AgentResult | None = None
+        async for item in self.aresume_stream(journal, run_id=run_id, config=config):
+            if isinstance(item, AgentResult):
+                result = item
+        assert result is not None
+        return result
+
+    def resume_stream(self, journal: str | os.PathLike[str], *, run_id: str | None = None,
+                      config: RunnableConfig | None = None) -> Iterator[AgentStep | AgentResult]:
+        """:meth:`resume` step by step: every step of the run (replayed ones first), then the result.
+        The journal is read at once: :class:`JournalError` if it holds no run to resume."""
+        opened = RunJournal.open(journal, run_id=run_id, secrets=secret_values(self.llm))
+        return self.stream(opened.task, config=config, _resume=opened)
+
+    def aresume_stream(self, journal: str | os.PathLike[str], *, run_id: str | None = None,
+                       config: RunnableConfig | None = None) -> AsyncIterator[AgentStep | AgentResult]:
+        """Async :meth:`resume_stream`."""
+        opened = RunJournal.open(journal, run_id=run_id, secrets=secret_values(self.llm))
+        return self.astream(opened.task, config=config, _resume=opened)
 
     # ---------------------------------------------------------------- seams
     def build_messages(self, state: RunState) -> list[BaseMessage]:
@@ -345,12 +421,17 @@ class BaseAgent:
         return await (self.retry.acall(invoke) if self.retry else invoke())
 
     def execute(self, action: AgentAction, *, config: RunnableConfig | None = None,
-                timeout: float | None = None) -> Outcome:
-        """Validate and run a tool call; every failure is an :class:`Outcome` for the model, never raised."""
+                timeout: float | None = None, idempotency_key: str | None = None) -> Outcome:
+        """Validate and run a tool call; every failure is an :class:`Outcome` for the model, never raised.
+
+        A tool that declares a hidden ``idempotency_key`` argument (``Annotated[str, InjectedToolArg]``)
+        receives ``idempotency_key``, else the key of the run's tool call in progress.
+        """
         checked = self._check_call(action)
         if isinstance(checked, Outcome):
             return checked
         tool, args = checked
+        args = with_idempotency_key(tool, args, self.registry.schemas[tool.name], idempotency_key)
         try:
             return Outcome(stringify(run_sync(tool, args, config, timeout)))
         except TimeoutError:
@@ -359,11 +440,12 @@ class BaseAgent:
             return self._outcome("tool_error", action, error=_error_text(exc))
 
     async def aexecute(self, action: AgentAction, *, config: RunnableConfig | None = None,
-                       timeout: float | None = None) -> Outcome:
+                       timeout: float | None = None, idempotency_key: str | None = None) -> Outcome:
         checked = self._check_call(action)
         if isinstance(checked, Outcome):
             return checked
         tool, args = checked
+        args = with_idempotency_key(tool, args, self.registry.schemas[tool.name], idempotency_key)
         try:
             return Outcome(stringify(await run_async(tool, args, config, timeout)))
         except TimeoutError:
@@ -387,11 +469,11 @@ class BaseAgent:
                 action = self.parse(reply.text)
             except OutputParseError as exc:
                 state.parse_failures += 1
-                yield from self._record(state, self._parse_failure(exc, reply))
-                if state.parse_failures >= self.max_parse_errors:
+                exhausted = state.parse_failures >= self.max_parse_errors
+                yield from self._record(state, self._parse_failure(exc, reply), review=not exhausted)
+                if exhausted:
                     state.end("error", state.last_observation, f"{state.parse_failures} unparseable replies in a row")
                     return
-                yield from self._review(state)
                 continue
             state.parse_failures = 0
             if action.is_finish:
@@ -403,15 +485,17 @@ class BaseAgent:
                 thought=action.thought, action=action.action, action_input=action.action_input,
                 observation=outcome.observation, is_error=outcome.is_error, raw_output=reply.text,
                 duration_s=reply.seconds + time.monotonic() - started, usage=reply.usage,
-            ))
-            yield from self._review(state)
+            ), review=True)
         if not state.done:
             yield from self._limit(state)
 
-    def _record(self, state: RunState, step: AgentStep) -> _Loop:
+    def _record(self, state: RunState, step: AgentStep, *, review: bool = False) -> _Loop:
+        """Append a step; with ``review``, let the reflection check run first; then publish the step."""
         state.steps.append(step)
         logger.debug("step %d: action=%s error=%s", len(state.steps), step.action, step.is_error)
-        yield _StepDone(step)
+        if review:
+            yield from self._review(state)
+        yield _StepDone(state.steps[-1])
 
     def _review(self, state: RunState) -> _Loop:
         if state.reflections >= self.max_reflections or not self.needs_reflection(state):
@@ -457,18 +541,25 @@ class BaseAgent:
                          duration_s=reply.seconds, usage=reply.usage)
 
     # ---------------------------------------------------------------- helpers
-    def _start(self, task: str, config: RunnableConfig | None, manager: Any) -> Any:
+    def _start(self, task: str, config: RunnableConfig | None, manager: Any, resume: RunJournal | None = None) -> Any:
         if not isinstance(task, str) or not task.strip():
             raise ConfigError("task must be a non-empty string")
         config = ensure_config(config)
+        run_id = config.get("run_id") or uuid.uuid4()
         run_manager = manager.configure(
             config.get("callbacks"), None, inheritable_tags=config.get("tags"),
             inheritable_metadata=config.get("metadata"),
-        ).on_chain_start({"name": self.name}, {"task": task}, run_id=config.get("run_id") or uuid.uuid4(),
+        ).on_chain_start({"name": self.name}, {"task": task}, run_id=run_id,
                          name=config.get("run_name") or self.name)
         state = RunState(task)
         if self.max_execution_time is not None:
             state.deadline = state.started + self.max_execution_time
+        # journal: bind the run's journal; journal approval decisions (also of an approve set after __init__)
+        attach(state, resume or RunJournal.start(
+            task, path=self.journal, run_id=str(run_id), agent=self.name, tools=self.registry.names,
+            secrets=secret_values(self.llm)))
+        if self.approve is not None and not isinstance(self.approve, RecordedApproval):
+            self.approve = RecordedApproval(self.approve)
         child = config if manager is AsyncCallbackManager else patch_config(config, callbacks=run_manager.get_child())
         return state, self._loop(state), run_manager, child
 
@@ -484,26 +575,70 @@ class BaseAgent:
         return {}
 
     def _perform(self, state: RunState, effect: _ModelCall | _ToolCall, config: RunnableConfig) -> Any:
-        """Carry out one effect of the loop; ``None`` means the model failed and the run is over."""
+        """Carry out one effect of the loop; ``None`` means the model failed and the run is over.
+
+        Each effect is answered from the run's journal when it holds it (a resumed run), else carried out
+        and journaled. The model call is bounded by the run's deadline.
+        """
+        journal = journal_of(state)
         if isinstance(effect, _ToolCall):
-            return self.execute(effect.action, config=config, timeout=self._tool_timeout(state))
+            call = journal.tool_call(effect.action.action, effect.action.action_input, step=len(state.steps) + 1)
+            if call.outcome is not None:  # journaled: never run again
+                return call.outcome
+            with call.active():
+                outcome = self.execute(effect.action, config=config, timeout=self._tool_timeout(state))
+            return call.finish(outcome)
+        recorded = journal.model_call(effect.messages)
+        if recorded is not None:
+            state.llm_calls += 1
+            state.usage = state.usage + recorded.usage
+            return ModelReply(recorded.text, recorded.usage, recorded.seconds)
         started = time.monotonic()
         try:
-            message = self.call_model(effect.messages, config, effect)
+            message = call_within(lambda: self.call_model(effect.messages, config, effect), state.time_left())
+        except DeadlineExceeded:  # the run's deadline passed during the call
+            state.end("timeout", self.prompts.render(
+                "timeout", last_observation=state.last_observation, seconds=self.max_execution_time))
+            return None
         except Exception as exc:
-            return self._model_failed(state, exc)
-        return self._reply(state, message, started)
+            self._model_failed(state, exc)
+            state.error = journal.redact(state.error or "")
+            journal.model_failed(state.error)
+            return None
+        reply = self._reply(state, message, started)
+        journal.model_done(reply.text, reply.usage, reply.seconds)
+        return reply
 
     async def _aperform(self, state: RunState, effect: _ModelCall | _ToolCall, config: RunnableConfig) -> Any:
         """Async :meth:`_perform`."""
+        journal = journal_of(state)
         if isinstance(effect, _ToolCall):
-            return await self.aexecute(effect.action, config=config, timeout=self._tool_timeout(state))
+            call = journal.tool_call(effect.action.action, effect.action.action_input, step=len(state.steps) + 1)
+            if call.outcome is not None:
+                return call.outcome
+            with call.active():
+                outcome = await self.aexecute(effect.action, config=config, timeout=self._tool_timeout(state))
+            return call.finish(outcome)
+        recorded = journal.model_call(effect.messages)
+        if recorded is not None:
+            state.llm_calls += 1
+            state.usage = state.usage + recorded.usage
+            return ModelReply(recorded.text, recorded.usage, recorded.seconds)
         started = time.monotonic()
         try:
-            message = await self.acall_model(effect.messages, config, effect)
+            message = await acall_within(lambda: self.acall_model(effect.messages, config, effect), state.time_left())
+        except DeadlineExceeded:  # the run's deadline passed during the call
+            state.end("timeout", self.prompts.render(
+                "timeout", last_observation=state.last_observation, seconds=self.max_execution_time))
+            return None
         except Exception as exc:
-            return self._model_failed(state, exc)
-        return self._reply(state, message, started)
+            self._model_failed(state, exc)
+            state.error = journal.redact(state.error or "")
+            journal.model_failed(state.error)
+            return None
+        reply = self._reply(state, message, started)
+        journal.model_done(reply.text, reply.usage, reply.seconds)
+        return reply
 
     def _reply(self, state: RunState, message: Any, started: float) -> ModelReply:
         usage = message_usage(message) if isinstance(message, AIMessage) else Usage()

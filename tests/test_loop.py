@@ -402,3 +402,10 @@ def test_llm_must_be_a_langchain_model():
     """Passing something that is not a langchain-core model is a ConfigError."""
     with pytest.raises(ConfigError, match="langchain-core chat model"):
         ReactAgent("gpt-4", [echo])  # type: ignore[arg-type]
+
+
+def test_streamed_step_carries_its_reflection():
+    """stream() publishes a step only after its reflection is made, so the step shows the reflection."""
+    llm = ScriptedChatModel([call("broken", text="a"), "Use another tool.", finish("ok")])
+    items = list(ReflectionAgent(llm, [broken], prompts="en").stream("task"))
+    assert items[0].reflection == "Use another tool."
