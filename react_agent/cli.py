@@ -228,27 +228,21 @@ def _indent(text: Any) -> str:
 def run_task(console: Console, agent: BaseAgent, task: str, trace: Trace, run: int) -> tuple[AgentResult, float]:
     """Stream one run: show each step live, then a status line; trace its steps and result. Returns the
     result and the seconds it took."""
-    started, stream, seen, result = time.monotonic(), agent.stream(task), [], None
-    try:
-        while result is None:
-            with console.spinner("thinking"):
-                item = next(stream)
-            if isinstance(item, AgentResult):
-                result = item
-            else:
-                seen.append(item)
-                show_step(console, len(seen), item)
-    finally:  # a reflection is attached to a step after the step is streamed: trace the result's copies
-        for index, step in enumerate(result.steps if result else seen, 1):
-            trace.write({"type": "step", "run": run, "step": index, **step.model_dump(mode="json"),
-                         "duration_s": round(step.duration_s, 3), "usage": _usage(step)})
+    started, stream, count, result = time.monotonic(), agent.stream(task), 0, None
+    while result is None:
+        with console.spinner("thinking"):
+            item = next(stream)
+        if isinstance(item, AgentResult):
+            result = item
+            break
+        count += 1  # a step is streamed with its reflection (if any) already attached
+        show_step(console, count, item)
+        trace.write({"type": "step", "run": run, "step": count, **item.model_dump(mode="json"),
+                     "duration_s": round(item.duration_s, 3), "usage": _usage(item)})
     seconds = time.monotonic() - started
     trace.write({"type": "result", "run": run, "task": task, "status": result.status, "output": result.output,
                  "steps": len(result.steps), "llm_calls": result.llm_calls, "usage": _usage(result),
                  "error": result.error, "violations": result.violations, "duration_s": round(seconds, 3)})
-    for index, (shown, step) in enumerate(zip(seen, result.steps, strict=False), 1):
-        if step.reflection and not shown.reflection:
-            console.line(f"Reflection after step {index}: {_indent(step.reflection)}", "magenta")
     style = "green" if result.status == "finished" else "red"
     console.line(f"{result.status}: {len(result.steps)} steps, {result.llm_calls} model calls, "
                  f"{result.usage.total_tokens} tokens, {seconds:.1f}s", style)
