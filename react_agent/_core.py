@@ -44,7 +44,7 @@ from react_agent._parser import parse_response
 from react_agent._prompts import PromptSet, PromptSource
 from react_agent._retry import RetryPolicy
 from react_agent._schema import answer_schema
-from react_agent._tools import Outcome, ToolLike, ToolRegistry, run_async, run_sync, stringify
+from react_agent._tools import Outcome, ToolLike, ToolRegistry, ToolTimeout, run_async, run_sync, stringify
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, RunStatus, Usage
 
 __all__ = ["BaseAgent", "RunState"]
@@ -179,8 +179,6 @@ class BaseAgent:
     - ``journal``: path of a JSONL run journal: every effect is appended and fsync-ed as it completes, so
       :meth:`resume` can continue a run after a crash without repeating completed model or tool calls.
     """
-
-    reflection_enabled = False
 
     def __init__(
         self,
@@ -434,8 +432,8 @@ class BaseAgent:
         args = with_idempotency_key(tool, args, self.registry.schemas[tool.name], idempotency_key)
         try:
             return Outcome(stringify(run_sync(tool, args, config, timeout)))
-        except TimeoutError:
-            return self._outcome("tool_timeout", action, timeout=timeout)
+        except ToolTimeout:
+            return self._outcome("tool_timeout", action, timeout=_seconds(timeout))
         except Exception as exc:
             return self._outcome("tool_error", action, error=_error_text(exc))
 
@@ -448,8 +446,8 @@ class BaseAgent:
         args = with_idempotency_key(tool, args, self.registry.schemas[tool.name], idempotency_key)
         try:
             return Outcome(stringify(await run_async(tool, args, config, timeout)))
-        except TimeoutError:
-            return self._outcome("tool_timeout", action, timeout=timeout)
+        except ToolTimeout:
+            return self._outcome("tool_timeout", action, timeout=_seconds(timeout))
         except Exception as exc:
             return self._outcome("tool_error", action, error=_error_text(exc))
 
@@ -530,9 +528,13 @@ class BaseAgent:
         left = state.time_left()
         if left is None or left > 0:
             return False
-        state.end("timeout", self.prompts.render(
-            "timeout", last_observation=state.last_observation, seconds=self.max_execution_time))
+        self._end_timeout(state)
         return True
+
+    def _end_timeout(self, state: RunState) -> None:
+        """End the run with status ``"timeout"``: the per-run deadline has passed."""
+        state.end("timeout", self.prompts.render(
+            "timeout", last_observation=state.last_observation, steps=state.steps, seconds=self.max_execution_time))
 
     def _parse_failure(self, exc: OutputParseError, reply: ModelReply) -> AgentStep:
         feedback = self.prompts.render(
@@ -597,8 +599,7 @@ class BaseAgent:
         try:
             message = call_within(lambda: self.call_model(effect.messages, config, effect), state.time_left())
         except DeadlineExceeded:  # the run's deadline passed during the call
-            state.end("timeout", self.prompts.render(
-                "timeout", last_observation=state.last_observation, seconds=self.max_execution_time))
+            self._end_timeout(state)
             return None
         except Exception as exc:
             self._model_failed(state, exc)
@@ -628,8 +629,7 @@ class BaseAgent:
         try:
             message = await acall_within(lambda: self.acall_model(effect.messages, config, effect), state.time_left())
         except DeadlineExceeded:  # the run's deadline passed during the call
-            state.end("timeout", self.prompts.render(
-                "timeout", last_observation=state.last_observation, seconds=self.max_execution_time))
+            self._end_timeout(state)
             return None
         except Exception as exc:
             self._model_failed(state, exc)
@@ -688,6 +688,11 @@ class BaseAgent:
     def _outcome(self, kind: str, action: AgentAction, **variables: Any) -> Outcome:
         text = self.prompts.render(kind, action=action.action, action_input=action.action_input, **variables)
         return Outcome(text, kind)
+
+
+def _seconds(value: float | None) -> float | None:
+    """Seconds for a message: two decimals are enough (a deadline-clipped timeout is not 0.19872 s)."""
+    return None if value is None else round(value, 2)
 
 
 def _error_text(exc: BaseException) -> str:

@@ -37,9 +37,9 @@ TEMPLATE_VARIABLES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
         frozenset({"task", "tool", "open_fields", "results"}),
         _STEP_VARS | {"tool", "args", "open_fields", "results", "error"},
     ),
-    "tools": (frozenset({"tool_specs"}), frozenset({"tool_specs"})),
+    "tools": (frozenset({"tool_specs"}), frozenset({"tool_specs", "with_finish"})),
     "history": (frozenset({"steps"}), frozenset({"steps"})),
-    "parse_error": (frozenset({"error"}), frozenset({"error", "reason", "text", "tool_names"})),
+    "parse_error": (frozenset({"reason"}), frozenset({"error", "reason", "text", "tool_names"})),
     "unknown_tool": (frozenset({"action", "tool_names"}), frozenset({"action", "tool_names"})),
     "invalid_arguments": (
         frozenset({"action", "error"}),

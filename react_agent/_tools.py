@@ -23,12 +23,16 @@ from pydantic import BaseModel, ValidationError
 from react_agent._errors import ConfigError
 from react_agent._types import FINISH
 
-__all__ = ["Outcome", "ToolLike", "ToolRegistry"]
+__all__ = ["Outcome", "ToolLike", "ToolRegistry", "ToolTimeout"]
 
 ToolLike = BaseTool | Callable[..., Any]
 
 _JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
                "array": "array", "object": "object", "null": "null"}
+
+
+class ToolTimeout(Exception):
+    """A tool call ran past its timeout and was abandoned (not a ``TimeoutError`` the tool raised itself)."""
 
 
 @dataclass(frozen=True)
@@ -207,7 +211,7 @@ def stringify(result: Any) -> str:
 def run_sync(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None, timeout: float | None) -> Any:
     """Invoke ``tool``; with a timeout, in a worker thread that is abandoned when time runs out.
 
-    Raises ``TimeoutError`` on timeout; the tool's own exceptions propagate to the caller.
+    Raises :class:`ToolTimeout` on timeout; the tool's own exceptions propagate to the caller.
     """
     if timeout is None:
         return tool.invoke(args, config)
@@ -219,7 +223,7 @@ def run_sync(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None
             return future.result(timeout=timeout)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            raise TimeoutError(f"{tool.name} timed out after {timeout} s") from None
+            raise ToolTimeout(f"{tool.name} timed out after {timeout} s") from None
     finally:
         pool.shutdown(wait=False)
 
@@ -228,7 +232,9 @@ async def run_async(
     tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None, timeout: float | None
 ) -> Any:
     """Await ``tool.ainvoke``, cancelled after ``timeout`` seconds (sync tools run in a thread)."""
-    try:
-        return await asyncio.wait_for(tool.ainvoke(args, config), timeout)
-    except asyncio.TimeoutError:
-        raise TimeoutError(f"{tool.name} timed out after {timeout} s") from None
+    task = asyncio.ensure_future(tool.ainvoke(args, config))
+    done, _ = await asyncio.wait({task}, timeout=timeout)
+    if not done:
+        task.cancel()
+        raise ToolTimeout(f"{tool.name} timed out after {timeout} s")
+    return task.result()

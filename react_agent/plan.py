@@ -200,6 +200,7 @@ class PlanAndExecuteAgent(BaseAgent):
         **options: Any,
     ) -> None:
         super().__init__(llm, tools, **options)
+        self._tools_text = self.prompts.render("tools", tool_specs=self.registry.specs, with_finish=False)
         for option, value, least in (("max_plan_attempts", max_plan_attempts, 1), ("max_replans", max_replans, 0),
                                      ("max_fill_attempts", max_fill_attempts, 1),
                                      ("max_plan_steps", max_plan_steps, 1)):

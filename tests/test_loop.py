@@ -62,8 +62,8 @@ def test_parse_error_becomes_observation():
     bad = result.steps[0]
     assert bad.action is None and bad.is_error
     assert bad.raw_output.startswith("I think")
-    assert "Answer format error" in bad.observation
-    assert "Answer format error" in llm.calls[1].text
+    assert "Format error" in bad.observation
+    assert "Format error" in llm.calls[1].text
     assert "echo, FINISH" in llm.calls[1].text
 
 
@@ -409,3 +409,27 @@ def test_streamed_step_carries_its_reflection():
     llm = ScriptedChatModel([call("broken", text="a"), "Use another tool.", finish("ok")])
     items = list(ReflectionAgent(llm, [broken], prompts="en").stream("task"))
     assert items[0].reflection == "Use another tool."
+
+
+def test_tool_raising_its_own_timeout_error_is_a_tool_error():
+    """A TimeoutError raised by the tool itself is a tool error, not an abandoned call."""
+
+    @tool
+    def flaky(x: str) -> str:
+        """Raise a TimeoutError of its own."""
+        raise TimeoutError("upstream API timed out")
+
+    llm = ScriptedChatModel([call("flaky", x="a"), finish("ok")])
+    result = ReactAgent(llm, [flaky], prompts="en").run("task")
+    assert result.steps[0].observation == "Error executing flaky: upstream API timed out"
+
+
+def test_timeout_template_may_use_steps():
+    """The timeout template gets the run's steps, as TEMPLATE_VARIABLES allows."""
+    llm = ScriptedChatModel([call("slow", seconds=0.3), finish("late")])
+    agent = ReactAgent(llm, [slow], max_execution_time=0.2,
+                       prompts={"timeout": "{{ last_observation }} after {{ steps | length }} step(s)"})
+    result = agent.run("task")
+    assert result.status == "timeout"
+    assert result.output.endswith(" after 1 step(s)")
+    assert result.steps[0].is_error  # the tool's timeout was clipped to the deadline
