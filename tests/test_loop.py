@@ -433,3 +433,13 @@ def test_timeout_template_may_use_steps():
     assert result.status == "timeout"
     assert result.output.endswith(" after 1 step(s)")
     assert result.steps[0].is_error  # the tool's timeout was clipped to the deadline
+
+
+def test_plain_llm_works_too():
+    """A langchain-core LLM (text in, text out) drives the agent like a chat model does."""
+    from langchain_core.language_models import FakeListLLM
+
+    llm = FakeListLLM(responses=[call("echo", text="hi"), finish("done")])
+    result = ReactAgent(llm, [echo]).run("task")
+    assert result.status == "finished" and result.output == "done"
+    assert result.steps[0].observation == "echo: hi"
