@@ -11,7 +11,7 @@ from react_agent._parser import parse_response
 from react_agent._prompts import PromptSet
 from react_agent._retry import RetryPolicy, is_transient
 from react_agent._schema import answer_schema
-from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Usage
+from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Example, Usage
 from react_agent.plan import Plan, PlanAndExecuteAgent, PlanResult, PlanStep
 from react_agent.react import ReactAgent
 from react_agent.reflection import ReflectionAgent
@@ -23,6 +23,7 @@ __all__ = [
     "AgentStep",
     "BaseAgent",
     "ConfigError",
+    "Example",
     "JournalError",
     "JournalMismatchError",
     "OutputParseError",

@@ -45,7 +45,7 @@ from react_agent._prompts import PromptSet, PromptSource
 from react_agent._retry import RetryPolicy
 from react_agent._schema import answer_schema
 from react_agent._tools import Outcome, ToolLike, ToolRegistry, ToolTimeout, run_async, run_sync, stringify
-from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, RunStatus, Usage
+from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Example, RunStatus, Usage
 
 __all__ = ["BaseAgent", "RunState"]
 
@@ -178,6 +178,9 @@ class BaseAgent:
       ``metadata={"requires_approval": True}`` run; a refusal becomes an observation.
     - ``journal``: path of a JSONL run journal: every effect is appended and fsync-ed as it completes, so
       :meth:`resume` can continue a run after a crash without repeating completed model or tool calls.
+    - ``examples``: worked :class:`Example` s shown in the step prompt (template variable ``examples``),
+      rendered once here: each history by the ``history`` template, each answer as its JSON text. Each
+      example must use the agent's tools with valid arguments, and the step template must show them.
     """
 
     def __init__(
@@ -200,6 +203,7 @@ class BaseAgent:
         approve: Callable[[str, dict[str, Any] | str], bool] | None = None,
         name: str | None = None,
         journal: str | os.PathLike[str] | None = None,
+        examples: Sequence[Example] = (),
     ) -> None:
         if not isinstance(llm, BaseLanguageModel):
             raise ConfigError(f"llm must be a langchain-core chat model or LLM, got {type(llm).__name__}")
@@ -241,6 +245,8 @@ class BaseAgent:
         )
         self._tools_text = self.prompts.render("tools", tool_specs=self.registry.specs)
         self._tool_names = ", ".join([*self.registry.names, FINISH])
+        self.examples: tuple[Example, ...] = self._check_examples(examples)
+        self._examples = [self._example_variables(example) for example in self.examples]
 
     @property
     def tools(self) -> dict[str, Any]:
@@ -385,7 +391,7 @@ class BaseAgent:
     def prompt_variables(self, state: RunState, *, window: int | Literal["default"] | None = "default") -> dict[
         str, Any
     ]:
-        """The documented template variables: task, tools, tool_names, history, steps, tool_specs."""
+        """The documented template variables: task, tools, tool_names, history, steps, tool_specs, examples."""
         size = self.history_window if window == "default" else window
         shown = [(i, s) for i, s in enumerate(state.steps, 1) if s.action != FINISH]
         if size is not None:
@@ -394,7 +400,7 @@ class BaseAgent:
         return {
             "task": state.task, "tools": self._tools_text, "tool_names": self._tool_names,
             "history": self.prompts.render("history", steps=steps), "steps": steps,
-            "tool_specs": self.registry.specs,
+            "tool_specs": self.registry.specs, "examples": self._examples,
         }
 
     def parse(self, text: str) -> AgentAction:
@@ -657,6 +663,42 @@ class BaseAgent:
         logger.info("%s finished: status=%s steps=%d llm_calls=%d", self.name, result.status,
                     len(result.steps), result.llm_calls)
         return result
+
+    def _check_examples(self, examples: Sequence[Example]) -> tuple[Example, ...]:
+        """The examples as a tuple; :class:`ConfigError` for one that the agent could not act on."""
+        if isinstance(examples, (str, Example)) or not isinstance(examples, Sequence):
+            raise ConfigError(f"examples must be a sequence of Example, got {type(examples).__name__}")
+        names = [*self.registry.names, FINISH]
+        for number, example in enumerate(examples, 1):
+            if not isinstance(example, Example):
+                raise ConfigError(f"example {number} must be an Example, got {type(example).__name__}")
+            calls = [(f"step {i}", s.action) for i, s in enumerate(example.steps, 1) if s.action is not None]
+            for where, action in [*calls, ("answer", example.answer.action)]:
+                if action not in names:
+                    raise ConfigError(f"example {number} ({where}) calls {action!r}, which is not a tool of this "
+                                      f"agent; its tools: {', '.join(names)}")
+            answer = example.answer
+            if answer.is_finish and not isinstance(answer.action_input, str):
+                raise ConfigError(f"example {number} (answer): FINISH needs the final answer text as action_input")
+            if not answer.is_finish:
+                try:
+                    self.registry.validate(answer.action, answer.action_input)
+                except ValueError as exc:
+                    raise ConfigError(f"example {number} (answer): invalid arguments for {answer.action}: {exc}"
+                                      ) from None
+        if examples and not self.prompts.uses("step", "examples"):
+            raise ConfigError("examples were given but the step prompt does not show them (it does not use the "
+                              "variable 'examples'); use a prompt set that does, such as 'en-compact'")
+        return tuple(examples)
+
+    def _example_variables(self, example: Example) -> dict[str, str]:
+        """One example as the ``examples`` template variable holds it: task, rendered history, answer JSON."""
+        shown = [(i, s) for i, s in enumerate(example.steps, 1) if s.action != FINISH]
+        steps = [self._history_entry(i, s) for i, s in shown]
+        answer = example.answer
+        text = json.dumps({"thought": answer.thought, "action": answer.action, "action_input": answer.action_input},
+                          ensure_ascii=False)
+        return {"task": example.task, "history": self.prompts.render("history", steps=steps), "answer": text}
 
     def _history_entry(self, index: int, step: AgentStep) -> dict[str, Any]:
         action_input = (step.action_input if isinstance(step.action_input, str)

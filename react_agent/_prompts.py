@@ -4,6 +4,10 @@ Every model-facing sentence lives in a template file (``prompts/<lang>/<name>.ji
 included. A :class:`PromptSet` is the set of templates an agent uses; it is validated when it is built:
 a template that lacks a required variable or uses an unknown one raises :class:`ConfigError` naming the
 template and the variable.
+
+Built-in sets: ``"ru"`` and ``"en"`` (every template), and ``"ru-compact"`` / ``"en-compact"``, which
+overlay a short ``step`` prompt built around few-shot examples on the language's set (for small local
+models; see ``docs/local-models.md``).
 """
 
 from __future__ import annotations
@@ -20,17 +24,22 @@ from langchain_core.prompts import BasePromptTemplate
 
 from react_agent._errors import ConfigError
 
-__all__ = ["LANGUAGES", "TEMPLATE_VARIABLES", "PromptSet", "PromptSource"]
+__all__ = ["LANGUAGES", "PROMPT_SETS", "TEMPLATE_VARIABLES", "PromptSet", "PromptSource"]
 
 LANGUAGES = ("ru", "en")
+"""The languages of the built-in prompts: each has a folder with every template."""
+
+PROMPT_SETS = ("ru", "en", "ru-compact", "en-compact")
+"""The built-in prompt set names. ``<lang>-compact`` is the language's set with the templates of the folder
+``prompts/<lang>-compact/`` (a short ``step`` prompt that shows the agent's ``examples``) on top."""
 
 _STEP_VARS = frozenset({"task", "tools", "tool_names", "history", "steps", "tool_specs"})
 
 TEMPLATE_VARIABLES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
     # name: (required, allowed)
-    "step": (frozenset({"task", "tools", "history"}), _STEP_VARS),
+    "step": (frozenset({"task", "tools", "history"}), _STEP_VARS | {"examples"}),
     "reflection": (frozenset({"task", "history"}), _STEP_VARS),
-    "corrective": (frozenset({"task", "reflection", "history"}), _STEP_VARS | {"reflection"}),
+    "corrective": (frozenset({"task", "reflection", "history"}), _STEP_VARS | {"reflection", "examples"}),
     "final_answer": (frozenset({"task", "history"}), _STEP_VARS),
     "plan": (frozenset({"task", "tools"}), _STEP_VARS | {"error"}),
     "fill_open": (
@@ -80,7 +89,7 @@ def _read_folder(folder: Path) -> dict[str, str]:
 Template = jinja2.Template | BasePromptTemplate[Any]
 
 
-def _compile(name: str, source: str | BasePromptTemplate[Any], origin: str) -> Template:
+def _compile(name: str, source: str | BasePromptTemplate[Any], origin: str) -> tuple[Template, frozenset[str]]:
     if name not in TEMPLATE_VARIABLES:
         known = ", ".join(sorted(TEMPLATE_VARIABLES))
         raise ConfigError(f"unknown template {name!r} in {origin}; known templates: {known}")
@@ -103,52 +112,71 @@ def _compile(name: str, source: str | BasePromptTemplate[Any], origin: str) -> T
     missing = sorted(required - used)
     if missing:
         raise ConfigError(f"template {name!r} ({origin}) lacks required variable {missing[0]!r}")
-    return compiled
+    return compiled, frozenset(used)
 
 
 class PromptSet:
     """The validated templates of one agent.
 
-    Build with :meth:`load`: a language code (``"ru"``, ``"en"``), a folder whose ``*.jinja`` files
-    override any subset of the language's templates, a LangChain prompt template (replaces ``step``),
-    or a mapping ``{template name: jinja source or LangChain template}``.
+    Build with :meth:`load`: a built-in set (``"ru"``, ``"en"``, ``"ru-compact"``, ``"en-compact"``), a
+    folder whose ``*.jinja`` files override any subset of the language's templates, a LangChain prompt
+    template (replaces ``step``), or a mapping ``{template name: jinja source or LangChain template}``.
     """
 
-    def __init__(self, templates: Mapping[str, Template], *, lang: str) -> None:
+    def __init__(self, templates: Mapping[str, Template], *, lang: str,
+                 variables: Mapping[str, frozenset[str]] | None = None) -> None:
         missing = sorted(set(TEMPLATE_VARIABLES) - set(templates))
         if missing:
             raise ConfigError(f"prompt set lacks template {missing[0]!r}")
         self._templates = dict(templates)
+        self._variables = dict(variables or {})
         self.lang = lang
 
     @classmethod
     def load(cls, source: PromptSource | PromptSet = "ru", *, lang: str | None = None) -> PromptSet:
         if isinstance(source, PromptSet):
             return source
-        base = lang or (source if isinstance(source, str) and source in LANGUAGES else "ru")
+        builtin = isinstance(source, str) and source in PROMPT_SETS
+        if builtin and "-" in str(source):  # "<lang>-<variant>": the variant's language is its base
+            variant_lang = str(source).split("-", 1)[0]
+            if lang is not None and lang != variant_lang:
+                raise ConfigError(f"prompts={source!r} is a {variant_lang!r} set; lang={lang!r} contradicts it")
+            lang = variant_lang
+        base = lang or (source if builtin and source in LANGUAGES else "ru")
         if base not in LANGUAGES:
             raise ConfigError(f"unknown prompt language {base!r}; choose one of {', '.join(LANGUAGES)}")
         root = _builtin_root() / base
-        templates: dict[str, Template] = {
-            name: _compile(name, text, str(root / f"{name}.jinja")) for name, text in _read_folder(root).items()
-        }
+        templates: dict[str, Template] = {}
+        variables: dict[str, frozenset[str]] = {}
+        for name, text in _read_folder(root).items():
+            templates[name], variables[name] = _compile(name, text, str(root / f"{name}.jinja"))
         overrides: Mapping[str, str | BasePromptTemplate[Any]]
         if isinstance(source, BasePromptTemplate):
             overrides, origin = {"step": source}, "LangChain prompt template"
         elif isinstance(source, Mapping):
             overrides, origin = source, "prompts mapping"
-        elif isinstance(source, str) and source in LANGUAGES:
+        elif builtin and source in LANGUAGES:
             overrides, origin = {}, ""
+        elif builtin:
+            folder = _builtin_root() / str(source)
+            overrides, origin = _read_folder(folder), str(folder)
         else:
             folder = Path(os.fspath(source))
             if not folder.is_dir():
                 raise ConfigError(
-                    f"prompts={source!r} is neither a language ({', '.join(LANGUAGES)}) nor a folder"
+                    f"prompts={source!r} is neither a language or built-in prompt set ({', '.join(PROMPT_SETS)}) "
+                    "nor a folder"
                 )
             overrides, origin = _read_folder(folder), str(folder)
-        for name, text in overrides.items():
-            templates[name] = _compile(name, text, origin)
-        return cls(templates, lang=base)
+        for name, override in overrides.items():
+            templates[name], variables[name] = _compile(name, override, origin)
+        return cls(templates, lang=base, variables=variables)
+
+    def uses(self, name: str, variable: str) -> bool:
+        """Whether template ``name`` uses ``variable`` (``True`` when unknown: a set built without
+        :meth:`load`)."""
+        used = self._variables.get(name)
+        return True if used is None else variable in used
 
     def render(self, name: str, **variables: Any) -> str:
         """Render template ``name`` to text (LangChain templates: their messages' text joined)."""

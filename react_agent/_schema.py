@@ -33,7 +33,7 @@ converter we target handles it:
   ``description`` are kept as they are.
 
 Choices, measured with gemma-3-270m (base, Q4_K_M) through llama.cpp grammars (see
-``docs/_notes/local-prompt.md``):
+``docs/local-models.md``, "Prompts for small models"):
 
 * ``thought`` comes **first**. That is the protocol's natural order (the few-shot examples in the
   prompt write it first, so the model copies a familiar shape) and it gives the model a few tokens

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["FINISH", "AgentAction", "AgentResult", "AgentStep", "RunStatus", "Usage"]
+__all__ = ["FINISH", "AgentAction", "AgentResult", "AgentStep", "Example", "RunStatus", "Usage"]
 
 FINISH = "FINISH"
 """The pseudo-tool that ends a run; its ``action_input`` is the final answer text."""
@@ -68,6 +68,20 @@ class AgentStep(_Frozen):
     raw_output: str = ""
     duration_s: float = 0.0
     usage: Usage = Field(default_factory=Usage)
+
+
+class Example(_Frozen):
+    """A worked example for the prompt: a task, the steps taken so far, and the right next answer.
+
+    Pass examples to an agent (``examples=[...]``): it renders each one once, the history with the
+    agent's own ``history`` template (so it looks exactly like a real history) and the answer as the
+    JSON object the model should write. Small models copy examples closely, so use the agent's own
+    tools, realistic values and, in ``steps``, the observations the tools really return.
+    """
+
+    task: str
+    steps: list[AgentStep] = Field(default_factory=list)
+    answer: AgentAction
 
 
 class AgentResult(_Frozen):

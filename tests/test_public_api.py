@@ -31,6 +31,7 @@ PUBLIC = sorted([
     "AgentStep",
     "BaseAgent",
     "ConfigError",
+    "Example",
     "JournalError",
     "JournalMismatchError",
     "OutputParseError",

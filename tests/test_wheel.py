@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from react_agent._prompts import LANGUAGES, TEMPLATE_VARIABLES, _builtin_root
+from react_agent._prompts import LANGUAGES, PROMPT_SETS, TEMPLATE_VARIABLES, _builtin_root
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,6 +53,15 @@ def test_wheel_contains_every_prompt_template(wheel: Path) -> None:
     missing = [f"{lang}/{t}" for lang in LANGUAGES for t in TEMPLATE_VARIABLES
                if f"react_agent/prompts/{lang}/{t}.jinja" not in names]
     assert missing == []
+
+
+def test_wheel_contains_the_compact_prompt_sets(wheel: Path) -> None:
+    """Each built-in compact set ships its override folder, with the same files as the checkout."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in (n for n in PROMPT_SETS if n not in LANGUAGES):
+        files = {f"react_agent/prompts/{name}/{p.name}" for p in (ROOT / "prompts" / name).glob("*.jinja")}
+        assert f"react_agent/prompts/{name}/step.jinja" in files
+        assert files <= names, sorted(files - names)
 
 
 def test_wheel_is_typed(wheel: Path) -> None:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import os
 import threading
 import uuid
@@ -188,6 +189,49 @@ def schema_from_response_format(response_format: Mapping[str, Any] | None) -> di
     raise ValueError(f"unsupported response_format type {kind!r} (use {allowed})")
 
 
+MAX_ENUM_RANGE = 256
+"""Integer ranges with at most this many values are enumerated for the grammar (see :func:`bounded_integers`)."""
+
+
+def bounded_integers(schema: Any) -> Any:
+    """A copy of ``schema`` in which every bounded integer range also lists its values as an ``enum``.
+
+    llama-cpp-python's JSON-schema converter ignores ``minimum``/``maximum`` (and the exclusive
+    forms): an integer may get any of up to 16 digits, and a small model that would rather close the
+    object than stop a number keeps adding digits (``"limit": 5000000000000000``). An ``enum`` *is*
+    enforced, so a ``{"type": "integer", "minimum": 1, "maximum": 100}`` gains ``"enum": [1, ..., 100]``
+    and the grammar admits exactly those values. Ranges of more than :data:`MAX_ENUM_RANGE` values,
+    and nodes that already have ``enum`` or ``const``, are left as they are.
+    """
+    if isinstance(schema, list):
+        return [bounded_integers(item) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {key: bounded_integers(value) for key, value in schema.items()}
+    if out.get("type") != "integer" or "enum" in out or "const" in out:
+        return out
+    low, high = _bound(out, "minimum", "exclusiveMinimum", 1), _bound(out, "maximum", "exclusiveMaximum", -1)
+    if low is not None and high is not None and 0 <= high - low < MAX_ENUM_RANGE:
+        out["enum"] = list(range(low, high + 1))
+    return out
+
+
+def _bound(schema: Mapping[str, Any], inclusive: str, exclusive: str, step: int) -> int | None:
+    """The tightest integer bound of one side of a range (``step`` +1 for a minimum, -1 for a maximum)."""
+    candidates: list[int] = []
+    value, flag = schema.get(inclusive), schema.get(exclusive)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if flag is True:  # draft 4: a boolean exclusiveMinimum/exclusiveMaximum makes the bound exclusive
+            candidates.append(math.floor(value) + 1 if step > 0 else math.ceil(value) - 1)
+        else:
+            candidates.append(math.ceil(value) if step > 0 else math.floor(value))
+    if isinstance(flag, (int, float)) and not isinstance(flag, bool):
+        candidates.append(math.floor(flag) + 1 if step > 0 else math.ceil(flag) - 1)
+    if not candidates:
+        return None
+    return max(candidates) if step > 0 else min(candidates)
+
+
 @lru_cache(maxsize=64)
 def _grammar_for(schema_json: str) -> Any:
     _import_llama_cpp()  # the clear ImportError when the extra is missing
@@ -196,7 +240,7 @@ def _grammar_for(schema_json: str) -> Any:
     if schema_json == "{}":
         return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
     try:
-        return LlamaGrammar.from_json_schema(schema_json, verbose=False)
+        return LlamaGrammar.from_json_schema(json.dumps(bounded_integers(json.loads(schema_json))), verbose=False)
     except Exception as exc:  # the converter asserts on schemas it cannot express
         raise ValueError(f"llama.cpp cannot turn this JSON schema into a grammar: {exc}") from exc
 
