@@ -1,0 +1,422 @@
+"""Benchmark 1: tool-call accuracy on BFCL (Berkeley Function Calling Leaderboard) with one local model.
+
+The same model (the embedded Gemma 3 270M GGUF by default), the same cases and the same run; for each
+case only the agent's FIRST decision is taken (one model call) and scored with BFCL's answer-matching
+rules (``bench/_bfcl_data.py``), under three text protocols:
+
+a. ``react_agent``: ``ReactAgent(llm, tools, prompts=PromptSet.load("en"))`` (the templates are
+   loaded once per run): its step prompt
+   (``agent.build_messages(RunState(task))``), constrained decoding with ``agent.response_format``
+   (the JSON schema derived from the tools) and its parser (``agent.parse``);
+b. ``seed``: the seed article's ReactAgent prompt, verbatim (Russian, with its tool description), no
+   constraint, ``json.loads(text.strip())`` then ``data["action"], data["action_input"]``;
+c. ``langchain``: langchain-classic's ``create_json_chat_agent`` with its hub-free default prompt
+   (the one its docstring spells out) and default tool renderer, its ``"\\nObservation"`` stop sequence
+   and its ``JSONAgentOutputParser``; invoked with no intermediate steps.
+
+BFCL function docs become langchain-core ``StructuredTool`` objects with a JSON-schema ``args_schema``
+(BFCL's ``dict``/``float``/``tuple``/``any`` mapped to ``object``/``number``/``array``/no type) and a
+Python signature for LangChain's renderer. A decision is a call (name + arguments), FINISH (LangChain:
+``AgentFinish``) or unparseable. For every protocol alike, a string argument that is a JSON object is
+decoded, and a plain string for a one-parameter tool becomes that parameter (what both frameworks do
+when they execute). Irrelevance cases are right only when the decision is FINISH (BFCL itself also
+counts an undecodable reply as "no call"; that lenient number is reported too).
+
+    python -m bench.bfcl [--limit 8] [--categories simple_python multiple irrelevance]
+    python -m bench.bfcl --category-file PATH [--answers PATH]   # any BFCL category file
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from bench import _common
+from bench._bfcl_data import BfclCase, data_dir, ideal_args, load_category, score, to_tool
+from bench._peers import langchain_json_chat_prompt
+
+NAME = "bfcl"
+DEFAULT_CATEGORIES = ("simple_python", "multiple", "irrelevance")
+DEFAULT_LIMIT = 8
+PROTOCOLS = {
+    "react_agent": "react_agent (prompt + constrained decoding + parser)",
+    "seed": "seed article (prompt + json.loads)",
+    "langchain": "LangChain create_json_chat_agent (prompt + JSONAgentOutputParser)",
+    "react_agent_free": "react_agent without constrained decoding (prompt + parser)",
+}
+DEFAULT_PROTOCOLS = ("react_agent", "seed", "langchain")
+
+SEED_PROMPT = (
+    "\n"
+    "        Ты  - умный ассистент, который помогает решаить задачу пользователя. Ты должен выбрать один из доступных инструментов\n"  # noqa: E501
+    "        или написать FINISH если задача выполнена \n"
+    "        \n"
+    "        **Задача**: <<TASK>>\n"
+    "\n"
+    "        **Доступные инструменты**:\n"
+    "        <<TOOLS>>\n"
+    "        \n"
+    "        **Инструкции**:\n"
+    "        -проанализируй задачу \n"
+    "        -проанлизируй историю \n"
+    "        -выбери подходящий инструмент или FINISH, если задача была выполнена в истории. \n"
+    "        -обязательно проанализируй вызовы, которые ты делал раньше\n"
+    "        -если в истории ты уже вызывал инструмент с такими аргументами и  инструмент был выполнен успешно, то не вызывай его снова. Переходи к следующему инструменту или к FINISH.\n"  # noqa: E501
+    '        -если ты выбераешь FINISH  то action_input: ""\n'
+    "\n"
+    "        **Твоя история вызова инструментов и результаты вызовов**:\n"
+    "        <<HISTORY>>\n"
+    "        \n"
+    "     \n"
+    "        **Ответ в формате JSON**:\n"
+    "        {\n"
+    '            "action": "имя_инструмента",\n'
+    '            "action_input": {\n'
+    '                "arg1": "значение",\n'
+    '                "arg2": "значение"\n'
+    "            },\n"
+    '            "though": "обоснование выбора инструмента"\n'
+    "        }\n"
+    "        \n"
+    "        Верни только ответ сторого в формате JSON со всеми заполненными полями. Не добавляй других слов и комментариев\n"  # noqa: E501
+    "        "
+)
+
+"""The seed article's ReactAgent._build_prompt, verbatim (its f-string with the placeholders marked)."""
+
+SEED_FINISH_LINE = "FINISH  - выбери для завершения работы, если задача выполнена"
+
+
+# ------------------------------------------------------------------------------------------ protocols
+def seed_tool_desc(doc: dict[str, Any]) -> str:
+    """The seed's ``tool_desc`` entry of one tool (field description and required/optional)."""
+    params = doc.get("parameters") or {}
+    required = set(params.get("required", []))
+    lines = [f"    {name}: {prop.get('description')} ({'обязательный' if name in required else 'опциональный'})"
+             for name, prop in (params.get("properties") or {}).items()]
+    return f"{doc['name']} - {doc.get('description')}\n" + "\n".join(lines)
+
+
+def seed_prompt(task: str, docs: list[dict[str, Any]]) -> str:
+    tools = [seed_tool_desc(d) for d in docs] + [SEED_FINISH_LINE]
+    return (SEED_PROMPT.replace("<<TASK>>", task).replace("<<TOOLS>>", "\n".join(tools))
+            .replace("<<HISTORY>>", "Нет истории"))
+
+
+def _normalise_args(name: str, args: Any, case: BfclCase) -> Any:
+    if args is None:
+        return {}
+    if isinstance(args, str):
+        text = args.strip()
+        if text.startswith("{"):
+            try:
+                decoded = json.loads(text)
+            except ValueError:
+                decoded = None
+            if isinstance(decoded, dict):
+                return decoded
+        doc = next((f for f in case.functions if f["name"] == name), None)
+        props = list(((doc or {}).get("parameters") or {}).get("properties") or {})
+        if len(props) == 1:
+            return {props[0]: args}
+    return args
+
+
+def _call(name: Any, args: Any, case: BfclCase) -> dict[str, Any]:
+    name = str(name)
+    return {"kind": "call", "name": name, "args": _normalise_args(name, args, case)}
+
+
+def _text(message: Any) -> str:
+    content = getattr(message, "content", message)
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+_PROMPT_SETS: dict[str, Any] = {}
+
+
+def prompt_set(lang: str) -> Any:
+    """react_agent's prompt set, loaded once per run, so every case sees the same templates."""
+    if lang not in _PROMPT_SETS:
+        from react_agent import PromptSet
+
+        _PROMPT_SETS[lang] = PromptSet.load(lang)
+    return _PROMPT_SETS[lang]
+
+
+def decide_react_agent(llm: Any, case: BfclCase, tools: list[Any], lang: str, *,
+                       constrained: bool | None = None) -> dict[str, Any]:
+    from react_agent import OutputParseError, ReactAgent, RunState
+
+    agent = ReactAgent(llm, tools, prompts=prompt_set(lang), constrained=constrained)
+    messages = agent.build_messages(RunState(case.question))
+    kwargs = {"response_format": agent.response_format} if agent.response_format is not None else {}
+    text = _text(llm.invoke(messages, **kwargs))
+    try:
+        action = agent.parse(text)
+    except OutputParseError as exc:
+        return {"kind": "unparseable", "raw": text, "reason": exc.reason}
+    if action.is_finish:
+        return {"kind": "finish", "raw": text}
+    return {**_call(action.action, action.action_input, case), "raw": text}
+
+
+def decide_seed(llm: Any, case: BfclCase, tools: list[Any], lang: str) -> dict[str, Any]:
+    text = _text(llm.invoke(seed_prompt(case.question, case.functions)))
+    try:
+        data = json.loads(text.strip())
+        action, action_input = data["action"], data["action_input"]
+    except Exception as exc:  # the seed's parser: anything but a clean JSON object fails
+        return {"kind": "unparseable", "raw": text, "reason": type(exc).__name__}
+    if action == "FINISH":
+        return {"kind": "finish", "raw": text}
+    return {**_call(action, action_input, case), "raw": text}
+
+
+def decide_langchain(llm: Any, case: BfclCase, tools: list[Any], lang: str) -> dict[str, Any]:
+    from langchain_classic.agents import create_json_chat_agent
+    from langchain_core.agents import AgentFinish
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.exceptions import OutputParserException
+
+    class Capture(BaseCallbackHandler):
+        text = ""
+
+        def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+            Capture.text = response.generations[0][0].text
+
+    agent = create_json_chat_agent(llm, tools, langchain_json_chat_prompt())
+    Capture.text = ""
+    try:
+        out = agent.invoke({"input": case.question, "intermediate_steps": []}, {"callbacks": [Capture()]})
+    except OutputParserException as exc:
+        return {"kind": "unparseable", "raw": Capture.text, "reason": type(exc).__name__}
+    if isinstance(out, AgentFinish):
+        return {"kind": "finish", "raw": Capture.text}
+    return {**_call(out.tool, out.tool_input, case), "raw": Capture.text}
+
+
+DECIDERS: dict[str, Callable[[Any, BfclCase, list[Any], str], dict[str, Any]]] = {
+    "react_agent": decide_react_agent, "seed": decide_seed, "langchain": decide_langchain,
+    "react_agent_free": lambda llm, case, tools, lang: decide_react_agent(llm, case, tools, lang, constrained=False),
+}
+
+
+# ------------------------------------------------------------------------------------------ models
+def ideal_model() -> Any:
+    """A stand-in for the local model (tests, dry runs): it answers each case ideally, in the protocol
+    the prompt asks for (set ``model.current = (case, protocol)`` before each call)."""
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    class IdealChatModel(BaseChatModel):
+        supports_json_schema: ClassVar[bool] = True
+        current: Any = None
+
+        @property
+        def _llm_type(self) -> str:
+            return "bench-ideal"
+
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+            case, protocol = self.current
+            finish = "Final Answer" if protocol == "langchain" else "FINISH"
+            if case.ground_truth:
+                truth = case.ground_truth[0]
+                doc = next((f for f in case.functions if f["name"] == next(iter(truth))), None)
+                name, args = ideal_args(truth, doc)
+                reply: dict[str, Any] = {"action": name, "action_input": args}
+            elif case.expects_call:
+                reply = {"action": case.functions[0]["name"], "action_input": {}}
+            else:
+                reply = {"action": finish, "action_input": "No tool fits this request."}
+            text = json.dumps({"thought": "ideal", **reply} if protocol.startswith("react_agent") else reply)
+            if protocol == "langchain":
+                text = f"```json\n{text}\n```"
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+    return IdealChatModel()
+
+
+def local_model(model_path: str | None, max_tokens: int | None, n_threads: int | None) -> Any:
+    from react_agent.models import LocalChatModel
+
+    options: dict[str, Any] = {}
+    if model_path:
+        options["model_path"] = model_path
+    if max_tokens:
+        options["max_tokens"] = max_tokens
+    if n_threads:
+        options["n_threads"] = n_threads
+    return LocalChatModel(**options)
+
+
+# ------------------------------------------------------------------------------------------ the run
+def category_files(categories: list[str]) -> list[tuple[Path, Path | None]]:
+    folder = data_dir()
+    out: list[tuple[Path, Path | None]] = []
+    for name in categories:
+        path = folder / f"BFCL_v4_{name}.json"
+        if not path.is_file():
+            known = sorted(p.stem.replace("BFCL_v4_", "") for p in folder.glob("BFCL_v4_*.json"))
+            raise SystemExit(f"no BFCL category {name!r} in {folder}; known: {', '.join(known)}")
+        out.append((path, None))
+    return out
+
+
+def run(*, files: list[tuple[Path, Path | None]], limit: int | None, protocols: list[str], model: str = "local",
+        model_path: str | None = None, max_tokens: int | None = None, n_threads: int | None = None,
+        lang: str = "en", progress: bool = True) -> dict[str, Any]:
+    llm = ideal_model() if model == "scripted" else local_model(model_path, max_tokens, n_threads)
+    cases = [case for path, answers in files for case in load_category(path, answers, limit=limit)]
+    if any(p.startswith("react_agent") for p in protocols):
+        _PROMPT_SETS.clear()
+        prompt_set(lang)  # load (and validate) the templates once, before the first case
+    records: list[dict[str, Any]] = []
+    started = time.monotonic()
+    for i, case in enumerate(cases, 1):
+        tools = [to_tool(doc) for doc in case.functions]
+        for protocol in protocols:
+            if model == "scripted":
+                llm.current = (case, protocol)
+            t0 = time.monotonic()
+            try:
+                decision = DECIDERS[protocol](llm, case, tools, lang)
+            except Exception as exc:  # a prompt too long for the context, a schema llama.cpp rejects, ...
+                decision = {"kind": "error", "raw": "", "reason": f"{type(exc).__name__}: {exc}"[:300]}
+            seconds = time.monotonic() - t0
+            correct, why = score(case, decision)
+            records.append({"id": case.id, "category": case.category, "protocol": protocol,
+                            "kind": decision["kind"], "name": decision.get("name"), "args": decision.get("args"),
+                            "correct": correct, "why": why, "reason": decision.get("reason"),
+                            "raw": str(decision.get("raw", ""))[:400], "seconds": round(seconds, 3)})
+        if progress:
+            done = [r for r in records if r["id"] == case.id]
+            marks = " ".join(f"{r['protocol']}={'ok' if r['correct'] else r['kind']}" for r in done)
+            print(f"[{i}/{len(cases)} {time.monotonic() - started:.0f}s] {case.id}: {marks}", file=sys.stderr,
+                  flush=True)
+    return {"model": getattr(llm, "model_name", model) if model != "scripted" else "scripted ideal stand-in",
+            "model_settings": {k: getattr(llm, k, None) for k in ("temperature", "max_tokens", "n_ctx")},
+            "categories": summarise(records, protocols), "records": records,
+            "seconds": round(time.monotonic() - started, 1)}
+
+
+def summarise(records: list[dict[str, Any]], protocols: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    categories = list(dict.fromkeys(r["category"] for r in records))
+    for category in [*categories, "all"]:
+        block = {}
+        for protocol in protocols:
+            rows = [r for r in records if r["protocol"] == protocol and category in ("all", r["category"])]
+            n = len(rows)
+            kinds = {k: sum(r["kind"] == k for r in rows) for k in ("call", "finish", "unparseable", "error")}
+            block[protocol] = {
+                "n": n, "correct": sum(r["correct"] for r in rows),
+                "accuracy": sum(r["correct"] for r in rows) / n if n else 0.0,
+                **kinds, "unparseable_rate": kinds["unparseable"] / n if n else 0.0,
+                "mean_seconds": sum(r["seconds"] for r in rows) / n if n else 0.0,
+            }
+            if "irrelevance" in category:
+                lenient = sum(r["kind"] in ("finish", "unparseable") for r in rows)
+                block[protocol]["bfcl_lenient_correct"] = lenient
+        out[category] = block
+    return out
+
+
+def plot(results: dict[str, Any], path: Path) -> Path | None:
+    plt = _common.pyplot()
+    if plt is None:
+        return None
+    cats = [c for c in results["categories"] if c != "all"] + ["all"]
+    protocols = list(results["categories"]["all"])
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    width = 0.8 / len(protocols)
+    for i, p in enumerate(protocols):
+        values = [100 * results["categories"][c][p]["accuracy"] for c in cats]
+        bars = ax.bar([j + i * width for j in range(len(cats))], values, width=width, label=PROTOCOLS.get(p, p))
+        for bar, c in zip(bars, cats, strict=True):
+            block = results["categories"][c][p]
+            ax.annotate(f"{block['correct']}/{block['n']}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                        ha="center", va="bottom", fontsize=6)
+    ax.set_xticks([j + width * (len(protocols) - 1) / 2 for j in range(len(cats))])
+    ax.set_xticklabels(cats)
+    ax.set_ylabel("accuracy of the first decision, %")
+    ax.set_ylim(0, 105)
+    ax.set_title(f"BFCL, one local model ({results['model']})")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def markdown(data: dict[str, Any]) -> str:
+    r = data["results"]
+    cfg = data.get("config", {})
+    rows = []
+    for category, block in r["categories"].items():
+        for protocol, s in block.items():
+            lenient = f" (BFCL lenient: {s['bfcl_lenient_correct']})" if "bfcl_lenient_correct" in s else ""
+            rows.append([category, PROTOCOLS.get(protocol, protocol), f"**{s['correct']}/{s['n']}** "
+                         f"({100 * s['accuracy']:.0f} %){lenient}", s["call"], s["finish"],
+                         f"{s['unparseable']} ({100 * s['unparseable_rate']:.0f} %)", s["error"],
+                         f"{s['mean_seconds']:.1f}"])
+    return "\n".join([
+        f"Model: **{r['model']}** ({', '.join(f'{k}={v}' for k, v in r['model_settings'].items())}); "
+        f"{cfg.get('limit', '?')} cases per category, evenly spread over each file; first decision only; "
+        f"run time {r['seconds'] / 60:.1f} min.",
+        "",
+        _common.table(["category", "protocol", "correct", "calls", "FINISH", "unparseable", "errors",
+                       "s / case"], rows),
+    ])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.bfcl", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--categories", nargs="+", default=list(DEFAULT_CATEGORIES),
+                        help="BFCL categories shipped in bfcl_eval/data (default: %(default)s)")
+    parser.add_argument("--category-file", type=Path, action="append", default=None,
+                        help="a BFCL category file (JSON lines); repeatable; replaces --categories")
+    parser.add_argument("--answers", type=Path, action="append", default=None,
+                        help="its possible-answer file (default: possible_answer/<same name> beside it)")
+    parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
+                        help="cases per category, evenly spread (default %(default)s; 0: all)")
+    parser.add_argument("--protocols", nargs="+", choices=list(PROTOCOLS), default=list(DEFAULT_PROTOCOLS),
+                        help="default: %(default)s; react_agent_free is react_agent without the grammar (ablation)")
+    parser.add_argument("--model", choices=("local", "scripted"), default="local",
+                        help="local: the embedded GGUF model; scripted: an ideal stand-in (plumbing check)")
+    parser.add_argument("--model-path", default=None, help="another GGUF file for the local model")
+    parser.add_argument("--max-tokens", type=int, default=None, help="generation limit (default: the model's)")
+    parser.add_argument("--n-threads", type=int, default=None, help="llama.cpp threads (default: its own)")
+    parser.add_argument("--lang", default="en",
+                        help="react_agent's built-in prompt set (en, ru, or another name PromptSet.load accepts)")
+    parser.add_argument("--quiet", action="store_true", help="no per-case progress on stderr")
+    _common.add_common_args(parser)
+    args = parser.parse_args(argv)
+    _common.require("bfcl_eval", "bfcl-eval")
+    _common.require("langchain_classic", "langchain-classic")
+    if args.category_file:
+        answers = args.answers or []
+        files = [(p, answers[i] if i < len(answers) else None) for i, p in enumerate(args.category_file)]
+    else:
+        files = category_files(args.categories)
+    limit = args.limit or None
+    results = run(files=files, limit=limit, protocols=args.protocols, model=args.model, model_path=args.model_path,
+                  max_tokens=args.max_tokens, n_threads=args.n_threads, lang=args.lang, progress=not args.quiet)
+    config = {"files": [str(p) for p, _ in files], "limit": limit, "protocols": args.protocols, "model": args.model,
+              "lang": args.lang}
+    path = _common.write_result(NAME, config, results, out_dir=args.out_dir)
+    if not args.no_plot:
+        plot(results, _common.image_path(NAME, img_dir=args.img_dir))
+    print(markdown({"results": results, "config": config}))
+    print(f"\nwrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

