@@ -234,6 +234,8 @@ class ToolCallRecord:
 
     def finish(self, outcome: Outcome) -> Outcome:
         """Journal the outcome (before the loop goes on) and return it."""
+        if self.journal.path is None:
+            return outcome
         self.journal.append({"type": "tool_end", "seq": self.seq, "key": self.key, "tool": self.tool,
                              "observation": outcome.observation, "kind": outcome.kind,
                              "seconds": round(time.monotonic() - self.started, 6)})
@@ -451,6 +453,9 @@ class RunJournal:
 
     def model_call(self, messages: Sequence[BaseMessage]) -> ModelRecord | None:
         """The journaled reply to this model call, or ``None``: make the call (then :meth:`model_done`)."""
+        if self.path is None and self._live:  # nothing to replay or write: skip the digest
+            self._next("model")
+            return None
         digest = prompt_digest(messages)
         self._digest = digest
         entry = self._next("model")
@@ -467,6 +472,8 @@ class RunJournal:
         return ModelRecord(str(record.get("text", "")), usage, float(record.get("seconds", 0.0)))
 
     def model_done(self, text: str, usage: Usage, seconds: float) -> None:
+        if self.path is None:
+            return
         self.append({"type": "model", "seq": self._seq, "digest": self._digest, "text": text,
                      "usage": usage.model_dump(), "seconds": round(seconds, 6)})
 
@@ -508,6 +515,8 @@ class RunJournal:
 
     def step_done(self, index: int, step: AgentStep) -> None:
         """Journal a completed step (once: steps re-derived during a replay are already there)."""
+        if self.path is None:
+            return
         if index <= self._steps_recorded:
             return
         self._steps_recorded = index

@@ -142,6 +142,9 @@ def parse_response(
 def _parse(text: str, names: frozenset[str], allow_plain: bool) -> AgentAction:
     if not text or not text.strip():
         raise _Refusal("empty")
+    fast = _whole_object(text, names)
+    if fast is not None:
+        return fast
     body = _strip_think(text)
     budget = _Budget(_REPAIR_BUDGET)
     json_event, saw_dict, saw_protocol = _json_stage(body, names, budget)
@@ -154,6 +157,27 @@ def _parse(text: str, names: frozenset[str], allow_plain: bool) -> AgentAction:
     if saw_protocol or (saw_dict and not allow_plain):
         raise _Refusal("missing_action")
     return _prose(body, names, allow_plain)
+
+
+def _whole_object(text: str, names: frozenset[str]) -> AgentAction | None:
+    """The common case, a reply that is exactly one strict-JSON action object, without the scans.
+
+    Equivalent to the full pipeline for such a reply (its object starts at 0, so nothing can come
+    before it); ``None`` sends anything else through the pipeline.
+    """
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")) or "<think" in stripped.lower():
+        return None
+    try:
+        obj = json.loads(stripped, strict=False)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    obj = _unwrap(obj)
+    if not _looks_like_action(obj, names):
+        return None
+    return _from_object(obj, names, "", _Budget(_REPAIR_BUDGET))
 
 
 # -- 1. think blocks ---------------------------------------------------------------------------------

@@ -180,7 +180,10 @@ class PromptSet:
 
     def render(self, name: str, **variables: Any) -> str:
         """Render template ``name`` to text (LangChain templates: their messages' text joined)."""
-        return "\n\n".join(str(m.content) for m in self.messages(name, **variables))
+        template = self._templates[name]
+        if isinstance(template, BasePromptTemplate):
+            return "\n\n".join(str(m.content) for m in self.messages(name, **variables))
+        return _render_jinja(name, template, variables)
 
     def messages(self, name: str, **variables: Any) -> list[BaseMessage]:
         """Render template ``name`` to chat messages (a jinja template gives one human message)."""
@@ -188,6 +191,9 @@ class PromptSet:
         if isinstance(template, BasePromptTemplate):
             used = {k: variables[k] for k in template.input_variables}
             return template.format_prompt(**used).to_messages()
-        _, allowed = TEMPLATE_VARIABLES[name]
-        text = template.render({k: v for k, v in variables.items() if k in allowed})
-        return [HumanMessage(content=text.strip())]
+        return [HumanMessage(content=_render_jinja(name, template, variables))]
+
+
+def _render_jinja(name: str, template: jinja2.Template, variables: dict[str, Any]) -> str:
+    _, allowed = TEMPLATE_VARIABLES[name]
+    return template.render({k: v for k, v in variables.items() if k in allowed}).strip()

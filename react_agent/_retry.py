@@ -73,7 +73,36 @@ class RetryPolicy:
         }
 
     def call(self, fn: Callable[[], T]) -> T:
-        return Retrying(**self._options())(fn)
+        """``fn()``, retried on transient errors. The first attempt runs without tenacity's machinery
+        (the common case costs nothing); after a transient failure tenacity takes over from attempt 1."""
+        try:
+            return fn()
+        except Exception as exc:
+            if self.max_attempts <= 1 or not self.retry_on(exc):
+                raise
+            first = exc
+        replay = [first]
+
+        def attempt() -> T:
+            if replay:
+                raise replay.pop()
+            return fn()
+
+        return Retrying(**self._options())(attempt)
 
     async def acall(self, fn: Callable[[], Awaitable[T]]) -> T:
-        return await AsyncRetrying(**self._options())(fn)
+        """Async :meth:`call`."""
+        try:
+            return await fn()
+        except Exception as exc:
+            if self.max_attempts <= 1 or not self.retry_on(exc):
+                raise
+            first = exc
+        replay = [first]
+
+        async def attempt() -> T:
+            if replay:
+                raise replay.pop()
+            return await fn()
+
+        return await AsyncRetrying(**self._options())(attempt)
