@@ -28,13 +28,10 @@ from langchain_core.runnables.config import ensure_config, patch_config
 
 from react_agent._errors import ConfigError, OutputParseError, RunError
 from react_agent._journal import (
-    DeadlineExceeded,
     JournalError,
     RecordedApproval,
     RunJournal,
-    acall_within,
     attach,
-    call_within,
     check_journal_path,
     journal_of,
     secret_values,
@@ -44,6 +41,7 @@ from react_agent._parser import parse_response
 from react_agent._prompts import PromptSet, PromptSource
 from react_agent._retry import RetryPolicy
 from react_agent._schema import answer_schema
+from react_agent._timeouts import DeadlineExceeded, acall_within, call_within
 from react_agent._tools import Outcome, ToolLike, ToolRegistry, ToolTimeout, run_async, run_sync, stringify
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Example, RunStatus, Usage
 

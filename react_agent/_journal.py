@@ -26,8 +26,6 @@ whatever the model declares in ``lc_secrets``) are masked in every record and in
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextvars
 import hashlib
 import json
@@ -36,11 +34,11 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
@@ -54,15 +52,12 @@ __all__ = [
     "IDEMPOTENCY_KEY_ARG",
     "JOURNAL_VERSION",
     "SECRET_FIELDS",
-    "DeadlineExceeded",
     "JournalError",
     "JournalMismatchError",
     "RecordedApproval",
     "RunJournal",
     "ToolCallRecord",
-    "acall_within",
     "accepts_idempotency_key",
-    "call_within",
     "canonical_json",
     "idempotency_key",
     "prompt_digest",
@@ -72,7 +67,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("react_agent")
-T = TypeVar("T")
 
 JOURNAL_VERSION = 1
 IDEMPOTENCY_KEY_ARG = "idempotency_key"
@@ -567,46 +561,3 @@ def journal_of(state: Any) -> RunJournal:
         journal = RunJournal(run_id=uuid.uuid4().hex, task=str(getattr(state, "task", "")))
         attach(state, journal)
     return journal
-
-
-# ---------------------------------------------------------------------------------------------- deadline
-class DeadlineExceeded(Exception):
-    """The run's deadline passed while a model call was in progress."""
-
-
-def call_within(fn: Callable[[], T], seconds: float | None) -> T:
-    """``fn()``, abandoned (left running in a worker thread) after ``seconds``: :class:`DeadlineExceeded`."""
-    if seconds is None:
-        return fn()
-    if seconds <= 0:
-        raise DeadlineExceeded
-    ctx = contextvars.copy_context()
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="model-call")
-    try:
-        future = pool.submit(ctx.run, fn)
-        done, _ = concurrent.futures.wait([future], timeout=seconds)
-        if not done:
-            future.cancel()
-            raise DeadlineExceeded
-        return future.result()
-    finally:
-        pool.shutdown(wait=False)
-
-
-async def acall_within(fn: Callable[[], Awaitable[T]], seconds: float | None) -> T:
-    """``await fn()``, cancelled after ``seconds``: :class:`DeadlineExceeded`."""
-    if seconds is None:
-        return await fn()
-    if seconds <= 0:
-        raise DeadlineExceeded
-    task = asyncio.ensure_future(fn())
-    try:
-        done, _ = await asyncio.wait({task}, timeout=seconds)
-    except BaseException:  # the run itself was cancelled: do not leave the call running
-        task.cancel()
-        raise
-    if not done:
-        task.cancel()
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())
-        raise DeadlineExceeded
-    return task.result()

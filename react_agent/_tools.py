@@ -8,9 +8,6 @@ timeouts are the model's to read and fix.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextvars
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +18,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, ValidationError
 
 from react_agent._errors import ConfigError
+from react_agent._timeouts import DeadlineExceeded, acall_within, call_within
 from react_agent._types import FINISH
 
 __all__ = ["Outcome", "ToolLike", "ToolRegistry", "ToolTimeout"]
@@ -213,28 +211,17 @@ def run_sync(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None
 
     Raises :class:`ToolTimeout` on timeout; the tool's own exceptions propagate to the caller.
     """
-    if timeout is None:
-        return tool.invoke(args, config)
-    ctx = contextvars.copy_context()
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"tool-{tool.name}")
     try:
-        future = pool.submit(ctx.run, tool.invoke, args, config)
-        try:
-            return future.result(timeout=timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise ToolTimeout(f"{tool.name} timed out after {timeout} s") from None
-    finally:
-        pool.shutdown(wait=False)
+        return call_within(lambda: tool.invoke(args, config), timeout, name=f"tool-{tool.name}")
+    except DeadlineExceeded:
+        raise ToolTimeout(f"{tool.name} timed out after {timeout} s") from None
 
 
 async def run_async(
     tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None, timeout: float | None
 ) -> Any:
     """Await ``tool.ainvoke``, cancelled after ``timeout`` seconds (sync tools run in a thread)."""
-    task = asyncio.ensure_future(tool.ainvoke(args, config))
-    done, _ = await asyncio.wait({task}, timeout=timeout)
-    if not done:
-        task.cancel()
-        raise ToolTimeout(f"{tool.name} timed out after {timeout} s")
-    return task.result()
+    try:
+        return await acall_within(lambda: tool.ainvoke(args, config), timeout)
+    except DeadlineExceeded:
+        raise ToolTimeout(f"{tool.name} timed out after {timeout} s") from None
