@@ -11,7 +11,7 @@ import os
 import platform
 import statistics
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +118,26 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save_figure(fig: Any, path: Path, **savefig: Any) -> Path:
+    """Lay out, save (110 dpi) and close a matplotlib figure; returns ``path``."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, **savefig)
+    pyplot().close(fig)
+    return path
+
+
+def publish(name: str, config: dict[str, Any], results: dict[str, Any], args: Any, *,
+            plot: Callable[[dict[str, Any], Path], Path | None], markdown: Callable[[dict[str, Any]], str]) -> int:
+    """The end of every benchmark command: write the JSON result, the plot (unless ``--no-plot``), print the
+    markdown summary and where the result went. Returns the exit code 0."""
+    path = write_result(name, config, results, out_dir=args.out_dir)
+    if not args.no_plot:
+        plot(results, image_path(name, img_dir=args.img_dir))
+    print(markdown({"results": results, "config": config}))
+    print(f"\nwrote {path}")
+    return 0
 
 
 @contextlib.contextmanager

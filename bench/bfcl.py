@@ -349,10 +349,7 @@ def plot(results: dict[str, Any], path: Path) -> Path | None:
     ax.set_ylim(0, 105)
     ax.set_title(f"BFCL, one local model ({results['model']})")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _common.save_figure(fig, path)
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -410,12 +407,7 @@ def main(argv: list[str] | None = None) -> int:
                   max_tokens=args.max_tokens, n_threads=args.n_threads, lang=args.lang, progress=not args.quiet)
     config = {"files": [str(p) for p, _ in files], "limit": limit, "protocols": args.protocols, "model": args.model,
               "lang": args.lang}
-    path = _common.write_result(NAME, config, results, out_dir=args.out_dir)
-    if not args.no_plot:
-        plot(results, _common.image_path(NAME, img_dir=args.img_dir))
-    print(markdown({"results": results, "config": config}))
-    print(f"\nwrote {path}")
-    return 0
+    return _common.publish(NAME, config, results, args, plot=plot, markdown=markdown)
 
 
 if __name__ == "__main__":

@@ -238,10 +238,7 @@ def plot(results: dict[str, Any], path: Path) -> Path | None:
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("Model calls per task (scripted oracle model)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _common.save_figure(fig, path)
 
 
 def _table(block: dict[str, Any], task_ids: list[str], *, with_status: bool) -> str:
@@ -289,13 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     _common.add_common_args(parser)
     args = parser.parse_args(argv)
     results = run(lang=args.lang, local=args.local, only=args.agents)
-    path = _common.write_result(NAME, {"lang": args.lang, "local": args.local, "agents": args.agents}, results,
-                                out_dir=args.out_dir)
-    if not args.no_plot:
-        plot(results, _common.image_path(NAME, img_dir=args.img_dir))
-    print(markdown({"results": results}))
-    print(f"\nwrote {path}")
-    return 0
+    config = {"lang": args.lang, "local": args.local, "agents": args.agents}
+    return _common.publish(NAME, config, results, args, plot=plot, markdown=markdown)
 
 
 if __name__ == "__main__":

@@ -368,10 +368,7 @@ def plot(results: dict[str, Any], path: Path) -> Path | None:
     ax.set_ylabel("ms per model step (median)")
     ax.set_title("Per-step time with a fake model (10 tool calls + finish)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _common.save_figure(fig, path)
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -449,12 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results = run(repeats=args.repeats, profile=args.profile, fixes=args.fixes)
     config = {"repeats": args.repeats, "tool_calls": TOOL_CALLS, "profile": args.profile, "fixes": args.fixes}
-    path = _common.write_result(NAME, config, results, out_dir=args.out_dir)
-    if not args.no_plot:
-        plot(results, _common.image_path(NAME, img_dir=args.img_dir))
-    print(markdown({"results": results}))
-    print(f"\nwrote {path}")
-    return 0
+    return _common.publish(NAME, config, results, args, plot=plot, markdown=markdown)
 
 
 if __name__ == "__main__":

@@ -271,10 +271,7 @@ def plot(results: dict[str, Any], path: Path) -> Path | None:
     ax.set_xlabel(f"cases of the parser corpus ({results['cases']}, {results['must_refuse']} must be refused)")
     ax.set_title("Parser robustness")
     ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, -0.3), ncol=3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _common.save_figure(fig, path, bbox_inches="tight")
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -310,12 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     _common.add_common_args(parser)
     args = parser.parse_args(argv)
     results = run(corpus=args.corpus)
-    path = _common.write_result(NAME, {"corpus": str(args.corpus)}, results, out_dir=args.out_dir)
-    if not args.no_plot:
-        plot(results, _common.image_path(NAME, img_dir=args.img_dir))
-    print(markdown({"results": results}))
-    print(f"\nwrote {path}")
-    return 0
+    config = {"corpus": str(args.corpus)}
+    return _common.publish(NAME, config, results, args, plot=plot, markdown=markdown)
 
 
 if __name__ == "__main__":

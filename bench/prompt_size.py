@@ -158,10 +158,7 @@ def plot(results: dict[str, Any], path: Path) -> Path | None:
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _common.save_figure(fig, path)
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -188,13 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.steps < 2:
         parser.error("--steps must be at least 2")
     results = run(steps=args.steps, tokenizer_name=args.tokenizer)
-    path = _common.write_result(NAME, {"steps": args.steps, "tokenizer": args.tokenizer}, results,
-                                out_dir=args.out_dir)
-    if not args.no_plot:
-        plot(results, _common.image_path(NAME, img_dir=args.img_dir))
-    print(markdown({"results": results}))
-    print(f"\nwrote {path}")
-    return 0
+    config = {"steps": args.steps, "tokenizer": args.tokenizer}
+    return _common.publish(NAME, config, results, args, plot=plot, markdown=markdown)
 
 
 if __name__ == "__main__":
