@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -62,3 +63,13 @@ def users() -> dict[str, str]:
 @pytest.fixture
 def seed_tools(users: dict[str, str]) -> list[BaseTool]:
     return [RegisterUserTool(users=users), SearchDBTool(users=users)]
+
+
+def call(action: str, **args: Any) -> str:
+    """A scripted model reply calling ``action`` with ``args``."""
+    return json.dumps({"thought": "t", "action": action, "action_input": args}, ensure_ascii=False)
+
+
+def finish(answer: str) -> str:
+    """A scripted model reply ending the run with ``answer``."""
+    return json.dumps({"thought": "done", "action": "FINISH", "action_input": answer}, ensure_ascii=False)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
+from conftest import call, finish
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
@@ -20,15 +21,6 @@ from react_agent import AgentResult, AgentStep, ConfigError, ReactAgent, ReactAg
 from react_agent._journal import JournalError, JournalMismatchError, canonical_json, read_journal
 from react_agent._schema import answer_schema
 from react_agent.testing import ScriptedChatModel
-
-
-def call(action: str, **args: Any) -> str:
-    return json.dumps({"thought": "t", "action": action, "action_input": args}, ensure_ascii=False)
-
-
-def finish(answer: str) -> str:
-    return json.dumps({"thought": "done", "action": "FINISH", "action_input": answer}, ensure_ascii=False)
-
 
 SCRIPT = [call("store", item="a"), call("store", item="b"), call("store", item="c"), finish("stored a, b, c")]
 

@@ -5,23 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any
 
 import pytest
+from conftest import call, finish
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
 from react_agent import AgentResult, AgentStep, ConfigError, ReactAgent, ReflectionAgent, RetryPolicy, RunError
 from react_agent.testing import ScriptedChatModel, ScriptExhaustedError
-
-
-def call(action: str, **args: Any) -> str:
-    return json.dumps({"thought": "t", "action": action, "action_input": args}, ensure_ascii=False)
-
-
-def finish(answer: str) -> str:
-    return json.dumps({"thought": "done", "action": "FINISH", "action_input": answer}, ensure_ascii=False)
 
 
 @tool

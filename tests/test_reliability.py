@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import json
 import re
 import threading
 import time
@@ -14,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import tenacity
+from conftest import call, finish
 from gigachat.exceptions import AuthenticationError, BadRequestError, RateLimitError, ServerError
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
@@ -27,14 +27,6 @@ from react_agent.testing import ScriptedChatModel
 ROOT = Path(__file__).resolve().parent.parent
 URL = "https://gigachat.example/api/v1/chat/completions"
 FAST = RetryPolicy(max_attempts=3, initial_wait=0.001, max_wait=0.01, jitter=0)
-
-
-def call(action: str, **args: Any) -> str:
-    return json.dumps({"thought": "t", "action": action, "action_input": args}, ensure_ascii=False)
-
-
-def finish(answer: str) -> str:
-    return json.dumps({"thought": "done", "action": "FINISH", "action_input": answer}, ensure_ascii=False)
 
 
 @tool
