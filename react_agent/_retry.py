@@ -1,8 +1,17 @@
-"""Retries of transient model errors, with exponential backoff and jitter (tenacity)."""
+"""Retries of transient model errors, with exponential backoff and jitter (tenacity).
+
+A request the server *rejects* (HTTP 400/422, or a 500 whose body is a request-validation error, as
+llama-cpp-python's server answers a ``response_format`` it does not know) is never retried: the same
+request fails the same way. :func:`explain_model_error` turns such failures, and an unreachable
+server, into a sentence that says which option to change.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -16,7 +25,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-__all__ = ["RetryPolicy", "is_transient"]
+__all__ = ["RetryPolicy", "explain_model_error", "is_request_rejection", "is_transient"]
 
 logger = logging.getLogger("react_agent")
 T = TypeVar("T")
@@ -26,24 +35,141 @@ _TRANSIENT_NAMES = ("Timeout", "Connect", "Connection", "RateLimit", "ServerErro
                     "RemoteProtocolError", "ReadError", "WriteError", "NetworkError", "APIConnection")
 
 
+_REJECTED_STATUS = frozenset({400, 422})
+# Text of a request-validation failure in an error body: pydantic (llama-cpp-python's server, vLLM),
+# OpenAI's error type, and servers that name the offending parameter.
+_VALIDATION = re.compile(
+    r"validation error|literal_error|Input should be|Field required|Extra inputs are not permitted"
+    r"|invalid_request_error|response_format|unsupported parameter|unrecognized request argument",
+    re.IGNORECASE,
+)
+_CONTEXT = re.compile(r"context length|context window|maximum context|context_length_exceeded|exceed.{0,20}context",
+                      re.IGNORECASE)
+_MAX_DETAIL = 300
+
+
+def _status_of(exc: BaseException) -> int | None:
+    for attr in ("status_code", "status", "http_status"):
+        status = getattr(exc, attr, None)
+        if isinstance(status, int):
+            return status
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _body_text(exc: BaseException) -> str:
+    """What the server said: the error body (OpenAI SDK ``body``, GigaChat ``content``, an httpx
+    response's text), else the exception's text."""
+    parts: list[str] = []
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        message = body.get("message") if isinstance(body.get("message"), str) else None
+        parts.append(message or json.dumps(body, default=str))
+    elif isinstance(body, (str, bytes)):
+        parts.append(body.decode("utf-8", "replace") if isinstance(body, bytes) else body)
+    content = getattr(exc, "content", None)
+    if isinstance(content, (bytes, str)) and content:
+        parts.append(content.decode("utf-8", "replace") if isinstance(content, bytes) else content)
+    response = getattr(exc, "response", None)
+    if not parts and response is not None:
+        with contextlib.suppress(Exception):  # a streamed response that was never read has no text
+            parts.append(str(response.text))
+    if not parts:
+        parts.append(str(exc))
+    return " ".join(parts)
+
+
+def is_request_rejection(exc: BaseException) -> bool:
+    """Whether the server rejected the request itself (HTTP 400/422, or a 5xx whose body is a
+    request-validation error): sending it again cannot help."""
+    status = _status_of(exc)
+    if status in _REJECTED_STATUS:
+        return True
+    return status is not None and status >= 500 and bool(_VALIDATION.search(_body_text(exc)))
+
+
 def is_transient(exc: BaseException) -> bool:
     """Whether ``exc`` is worth retrying: connection problems, timeouts, HTTP 408/409/425/429/5xx.
 
     Recognises the standard library's ``ConnectionError``/``TimeoutError``, httpx's transport errors,
     the GigaChat SDK's ``RateLimitError``/``ServerError`` and any exception carrying an HTTP
     ``status_code`` (or ``status``/``http_status``) in the transient set, plus OpenAI-style names.
+    A 5xx whose body is a request-validation error is not transient (:func:`is_request_rejection`).
     """
     if isinstance(exc, (ConnectionError, TimeoutError)):
         return True
-    for attr in ("status_code", "status", "http_status"):
-        status = getattr(exc, attr, None)
-        if isinstance(status, int):
-            return status in TRANSIENT_STATUS
-    response = getattr(exc, "response", None)
-    status = getattr(response, "status_code", None)
-    if isinstance(status, int):
-        return status in TRANSIENT_STATUS
+    status = _status_of(exc)
+    if status is not None:
+        return status in TRANSIENT_STATUS and not is_request_rejection(exc)
     return any(part in cls.__name__ for cls in type(exc).__mro__ for part in _TRANSIENT_NAMES)
+
+
+def _detail(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_DETAIL else text[: _MAX_DETAIL - 3] + "..."
+
+
+def _request_url(exc: BaseException) -> str | None:
+    for source in (exc, exc.__cause__, exc.__context__):
+        if source is None:
+            continue
+        try:
+            url = source.request.url  # type: ignore[attr-defined]
+        except Exception:  # no request (httpx raises RuntimeError when it is unset)
+            continue
+        if url is not None:
+            return str(url)
+    return None
+
+
+def _is_connection_failure(exc: BaseException) -> bool:
+    if isinstance(exc, ConnectionError):
+        return True
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & {"APIConnectionError", "ConnectError", "ConnectTimeout"}) and "APITimeoutError" not in names
+
+
+def explain_model_error(exc: BaseException) -> str | None:
+    """A sentence for a model call that failed because of the setup, saying what to change; ``None``
+    for other failures.
+
+    * a rejected ``response_format`` of type ``json_schema`` -> pass ``constrained='json_object'``
+      (llama-cpp-python's server) or ``constrained=False``; of type ``json_object`` -> ``'json_schema'``;
+      a rejected answer schema or grammar -> another mode or ``False``;
+    * a prompt longer than the model's context -> ``history_window``/``max_observation_chars``;
+    * any other rejected request (:func:`is_request_rejection`) -> the server's words and the status;
+    * HTTP 401/403 -> the API key; 404 -> the model name and ``base_url``;
+    * an unreachable server -> its URL.
+    """
+    status = _status_of(exc)
+    if is_request_rejection(exc):
+        text = _body_text(exc)
+        said = f"HTTP {status}: {_detail(text)}"
+        lowered = text.lower()
+        if "response_format" in lowered or "json_schema" in lowered or "json_object" in lowered:
+            if "invalid schema" in lowered:
+                return (f"the server rejected the answer schema ({said}); pass constrained='json_object' "
+                        "or constrained=False")
+            if "json_schema" in lowered:
+                return (f"the server rejected response_format of type 'json_schema' ({said}); pass "
+                        "constrained='json_object' (llama-cpp-python's server) or constrained=False")
+            return (f"the server rejected response_format of type 'json_object' ({said}); pass "
+                    "constrained='json_schema' or constrained=False")
+        if "grammar" in lowered:
+            return f"the server rejected the grammar ({said}); pass constrained='json_object' or constrained=False"
+        if _CONTEXT.search(text):
+            return (f"the prompt does not fit the model's context ({said}); lower history_window or "
+                    "max_observation_chars, or give the server a larger context")
+        return f"the server rejected the request ({said}); check the model name and the agent's model options"
+    if status in (401, 403):
+        return f"the server refused the credentials (HTTP {status}); check the API key"
+    if status == 404:
+        where = _request_url(exc)
+        return f"HTTP 404 from {where or 'the server'}: check the model name and base_url"
+    if _is_connection_failure(exc):
+        where = _request_url(exc)
+        return f"cannot reach the model server at {where or 'its URL'}: is it running? check base_url"
+    return None
 
 
 def _log(state: RetryCallState) -> None:

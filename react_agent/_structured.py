@@ -1,0 +1,393 @@
+"""How the answer schema reaches the model: one adapter per client and server family.
+
+The agent derives a JSON schema for its answers (:func:`react_agent.answer_schema`) and can ask the
+model to decode under it. Servers disagree on how that request is spelled, so the ``constrained``
+option names a *mode*:
+
+``"json_schema"``
+    OpenAI's ``response_format={"type": "json_schema", "json_schema": {"name": ..., "schema": ...}}``:
+    OpenAI, vLLM, LM Studio, Ollama's ``/v1`` endpoint, llama.cpp's C++ ``llama-server`` and
+    :class:`~react_agent.models.LocalChatModel`. For ``langchain_ollama.ChatOllama`` (Ollama's native
+    API) the same schema goes as ``format=<schema>``.
+``"json_object"``
+    ``response_format={"type": "json_object", "schema": ...}``: what llama-cpp-python's own server
+    (``python -m llama_cpp.server``) accepts (it answers HTTP 500 to ``json_schema``), also understood
+    by ``llama-server``. Servers that do not read the ``schema`` key (OpenAI, vLLM, Ollama ``/v1``)
+    treat it as "any JSON object".
+``"grammar"``
+    The schema compiled to a llama.cpp GBNF grammar on the client (needs llama-cpp-python installed,
+    extra ``local``): ``grammar=`` for ``LocalChatModel``, ``extra_body={"grammar": ...}`` for
+    ``ChatOpenAI`` talking to a llama.cpp server (llama-cpp-python's or ``llama-server``).
+``False``
+    No constraint: the parser alone reads the reply.
+
+``None`` detects the mode with :func:`detect_mode`, cheaply and without network calls: it looks
+through ``bind``/``with_retry``/``with_fallbacks``/``with_config`` wrappers to the chat model, then
+
+* a model with ``metadata={"react_agent.constrained": MODE}`` (set by :func:`react_agent.models.make_model`
+  for ``vllm:``/``llamacpp:``, or by you) gets ``MODE``;
+* a model whose class says ``supports_json_schema = True`` (``LocalChatModel``) gets ``"json_schema"``;
+* ``ChatOllama`` gets ``"json_schema"`` (Ollama >= 0.5 takes a schema in ``format``);
+* ``ChatOpenAI`` gets ``"json_schema"`` when its client points at ``api.openai.com`` or at Ollama's
+  port 11434, and ``False`` for any other ``base_url``: an unknown OpenAI-compatible server may not
+  support any structured output, so the user says which (``constrained="json_object"`` for
+  llama-cpp-python's server, ``"json_schema"`` for vLLM);
+* anything else (GigaChat, other LangChain models) gets ``False``.
+
+Schemas are adapted to the family that converts them: for llama.cpp's Python converter (modes
+``json_object`` and ``grammar``, and ``LocalChatModel``) annotation keywords are dropped (a node with
+only a ``description`` makes the converter fail), keywords it does not enforce are dropped, an
+unanchored ``pattern`` or a non-local ``$ref`` is dropped (the converter rejects them), bounded
+integer ranges become enums; every drop is logged at DEBUG level on the ``react_agent`` logger.
+OpenAI's *strict* mode is not used: it needs an object at the root, and the answer schema's root is an
+``anyOf`` with one branch per tool, so the request goes without ``strict`` (OpenAI then treats the
+schema as guidance; vLLM and Ollama enforce it anyway) and the parser checks every reply.
+
+``ChatOpenAI`` sends its ``max_tokens`` as ``max_completion_tokens``, which llama.cpp's servers
+ignore (they then generate up to the context size). For a ``ChatOpenAI`` whose ``base_url`` is not
+OpenAI's, :func:`call_kwargs` also puts ``max_tokens`` in ``extra_body`` (sent verbatim in the JSON
+body) on every call, so the limit is honoured by every server family.
+
+Pure functions: they read the model's attributes, never call it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+from urllib.parse import urlsplit
+
+from react_agent._errors import ConfigError
+
+__all__ = [
+    "CONSTRAINED_MODES",
+    "METADATA_KEY",
+    "CallKwargs",
+    "ConstrainedMode",
+    "adapt_schema",
+    "call_kwargs",
+    "compat_kwargs",
+    "detect_mode",
+    "resolve_mode",
+    "schema_to_gbnf",
+    "structured_kwargs",
+    "unwrap_model",
+]
+
+logger = logging.getLogger("react_agent")
+
+ConstrainedMode = Literal["json_schema", "json_object", "grammar"]
+CONSTRAINED_MODES: tuple[ConstrainedMode, ...] = ("json_schema", "json_object", "grammar")
+"""The values of the ``constrained`` option besides ``None``, ``True`` and ``False``."""
+
+METADATA_KEY = "react_agent.constrained"
+"""A model's ``metadata`` entry that names its constrained mode (read by :func:`detect_mode`)."""
+
+SCHEMA_NAME = "agent_action"
+"""The ``json_schema.name`` sent with ``response_format``."""
+
+_OPENAI_HOSTS = ("api.openai.com",)
+_OLLAMA_PORT = 11434
+
+# llama.cpp's Python JSON-schema converter (llama_cpp.llama_grammar): keywords that only annotate
+# (a node made only of them fails the converter) and keywords it silently does not enforce.
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "deprecated",
+                          "readOnly", "writeOnly", "$schema", "$id"})
+_NOT_ENFORCED = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+                           "not", "if", "then", "else", "dependentRequired", "dependentSchemas",
+                           "uniqueItems", "contains", "minContains", "maxContains", "minProperties",
+                           "maxProperties", "patternProperties", "propertyNames",
+                           "unevaluatedProperties", "unevaluatedItems"})
+# Keywords whose value maps *names* to schemas: the names are data, not keywords.
+_NAME_MAPS = ("properties", "$defs", "definitions")
+_ANY_VALUE = ["string", "number", "boolean", "object", "array", "null"]
+
+
+# ------------------------------------------------------------------------------------------ the model
+def unwrap_model(llm: Any) -> Any:
+    """The chat model inside ``llm``: through ``bind``, ``with_config``, ``with_retry`` (``.bound``),
+    ``with_fallbacks`` (its first runnable) and ``configurable_fields`` (``.default``)."""
+    seen = 0
+    while seen < 32:
+        seen += 1
+        for attr in ("bound", "runnable", "default"):
+            inner = getattr(llm, attr, None)
+            if inner is not None and hasattr(inner, "invoke") and not isinstance(inner, (str, bytes)):
+                llm = inner
+                break
+        else:
+            return llm
+    return llm
+
+
+def bound_kwargs(llm: Any) -> dict[str, Any]:
+    """The call options ``llm.bind(...)`` layers add, outer layers winning (as at call time)."""
+    layers: list[Mapping[str, Any]] = []
+    node = llm
+    for _ in range(32):
+        kwargs = getattr(node, "kwargs", None)
+        if isinstance(kwargs, Mapping) and getattr(node, "bound", None) is not None:
+            layers.append(kwargs)
+        inner = next((getattr(node, a) for a in ("bound", "runnable", "default")
+                      if getattr(node, a, None) is not None and hasattr(getattr(node, a), "invoke")), None)
+        if inner is None:
+            break
+        node = inner
+    merged: dict[str, Any] = {}
+    for kwargs in reversed(layers):  # innermost first, so outer layers override
+        merged.update(kwargs)
+    return merged
+
+
+def _class_names(model: Any) -> set[str]:
+    return {cls.__name__ for cls in type(model).__mro__}
+
+
+def _is_openai_client(model: Any) -> bool:
+    return "BaseChatOpenAI" in _class_names(model)
+
+
+def _is_ollama_native(model: Any) -> bool:
+    return any(cls.__name__ == "ChatOllama" and cls.__module__.startswith("langchain_ollama")
+               for cls in type(model).__mro__)
+
+
+def _is_local_llama(model: Any) -> bool:
+    return any(cls.__name__ == "LocalChatModel" and cls.__module__.startswith("react_agent.")
+               for cls in type(model).__mro__)
+
+
+def openai_base_url(model: Any) -> str | None:
+    """The URL a ``ChatOpenAI`` sends to: its client's ``base_url`` (which also reflects
+    ``OPENAI_BASE_URL``), else its ``openai_api_base``; ``None`` for other models."""
+    if not _is_openai_client(model):
+        return None
+    client = getattr(model, "root_client", None) or getattr(model, "root_async_client", None)
+    url = getattr(client, "base_url", None)
+    if url is not None:
+        return str(url)
+    base = getattr(model, "openai_api_base", None)
+    return str(base) if base else "https://api.openai.com/v1"
+
+
+def _is_openai_host(url: str | None) -> bool:
+    host = (urlsplit(url).hostname or "") if url else ""
+    return host in _OPENAI_HOSTS or host.endswith(".openai.com")
+
+
+def _metadata_mode(model: Any) -> ConstrainedMode | Literal[False] | None:
+    metadata = getattr(model, "metadata", None)
+    if not isinstance(metadata, Mapping) or METADATA_KEY not in metadata:
+        return None
+    value = metadata[METADATA_KEY]
+    if value is False or value in CONSTRAINED_MODES:
+        return cast("ConstrainedMode | Literal[False]", value)
+    raise ConfigError(f"metadata[{METADATA_KEY!r}] must be one of {_mode_list()} or False, got {value!r}")
+
+
+def detect_mode(llm: Any) -> ConstrainedMode | Literal[False]:
+    """The constrained mode to use when the user did not choose one (module docstring has the rules)."""
+    model = unwrap_model(llm)
+    declared = _metadata_mode(model)
+    if declared is not None:
+        return declared
+    if getattr(model, "supports_json_schema", False) is True:
+        return "json_schema"
+    if _is_ollama_native(model):
+        return "json_schema"
+    if _is_openai_client(model):
+        url = openai_base_url(model)
+        if _is_openai_host(url) or urlsplit(url or "").port == _OLLAMA_PORT:
+            return "json_schema"
+        logger.debug("constrained decoding off for ChatOpenAI at %s (unknown server family); pass "
+                     "constrained='json_schema' (vLLM, llama-server) or 'json_object' (llama-cpp-python)", url)
+    return False
+
+
+def _mode_list() -> str:
+    return ", ".join(repr(m) for m in CONSTRAINED_MODES)
+
+
+def resolve_mode(llm: Any, constrained: bool | str | None) -> ConstrainedMode | Literal[False]:
+    """The mode for the agent option ``constrained``: ``None`` detects (:func:`detect_mode`), ``True``
+    detects and falls back to ``"json_schema"``, ``False`` is off, a mode name is taken as it is.
+    Anything else raises :class:`ConfigError`."""
+    if constrained is None:
+        return detect_mode(llm)
+    if constrained is False:
+        return False
+    if constrained is True:
+        return detect_mode(llm) or "json_schema"
+    if isinstance(constrained, str) and constrained in CONSTRAINED_MODES:
+        return constrained
+    raise ConfigError(f"constrained must be None (detect), True, False or one of {_mode_list()}, got {constrained!r}")
+
+
+# ------------------------------------------------------------------------------------------ the schema
+def adapt_schema(schema: Mapping[str, Any], family: str) -> dict[str, Any]:
+    """A copy of ``schema`` that the converter of ``family`` accepts and enforces as written.
+
+    ``family`` ``"llama.cpp"`` (llama-cpp-python's converter) drops annotations, keywords it does not
+    enforce, unanchored patterns and non-local ``$ref`` s, makes an empty schema ("any value") an
+    explicit type list, and enumerates bounded integer ranges. Other families get a plain copy.
+    Each dropped keyword is logged at DEBUG level with its JSON pointer.
+    """
+    if family != "llama.cpp":
+        return copy.deepcopy(dict(schema))
+    from react_agent.models._llama import bounded_integers  # pure; does not import llama_cpp
+
+    dropped: list[str] = []
+
+    def walk(node: Any, path: str) -> Any:
+        if isinstance(node, list):
+            return [walk(item, f"{path}/{i}") for i, item in enumerate(node)]
+        if not isinstance(node, Mapping):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            where = f"{path}/{key}"
+            if key in _NAME_MAPS and isinstance(value, Mapping):
+                out[key] = {name: walk(sub, f"{where}/{name}") for name, sub in value.items()}
+            elif key in ("const", "enum", "required"):  # data, not schemas
+                out[key] = copy.deepcopy(value)
+            elif _unsupported_by_llama_cpp(node, key, value):
+                dropped.append(where)
+            else:
+                out[key] = walk(value, where)
+        if not out and node is not schema and path:
+            out = {"type": list(_ANY_VALUE)}
+        return out
+
+    adapted = bounded_integers(walk(schema, ""))
+    if dropped:
+        logger.debug("schema keywords llama.cpp's converter does not support, dropped: %s", ", ".join(dropped))
+    return cast("dict[str, Any]", adapted)
+
+
+def _unsupported_by_llama_cpp(node: Mapping[str, Any], key: str, value: Any) -> bool:
+    """Whether llama-cpp-python's converter rejects or ignores ``key`` in ``node``. Integer bounds stay:
+    :func:`bounded_integers` turns small ranges into an enforced ``enum``."""
+    if key in _ANNOTATIONS:
+        return True
+    if key in _NOT_ENFORCED:
+        integer_bound = key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+        return not (integer_bound and node.get("type") == "integer")
+    if key == "pattern":  # the converter asserts on a pattern without both anchors
+        return not (isinstance(value, str) and value.startswith("^") and value.endswith("$"))
+    if key == "$ref":  # remote refs would be fetched (refused); other forms raise
+        return not (isinstance(value, str) and value.startswith("#/"))
+    return False
+
+
+def _family(model: Any, mode: ConstrainedMode) -> str:
+    if mode in ("json_object", "grammar") or _is_local_llama(model):
+        return "llama.cpp"
+    if _is_ollama_native(model):
+        return "ollama"
+    return "openai"
+
+
+def schema_to_gbnf(schema: Mapping[str, Any]) -> str:
+    """``schema`` as a llama.cpp GBNF grammar, by llama-cpp-python's converter (extra ``local``)."""
+    try:
+        from llama_cpp.llama_grammar import json_schema_to_gbnf
+    except ImportError as exc:
+        raise ConfigError("constrained='grammar' compiles the schema with llama-cpp-python, which is not "
+                          "installed: pip install 'react-agent[local]', or use constrained='json_object'") from exc
+    try:
+        return str(json_schema_to_gbnf(json.dumps(schema)))
+    except Exception as exc:  # the converter asserts on what it cannot express
+        raise ConfigError(f"llama.cpp cannot turn the answer schema into a grammar ({exc}); "
+                          "use constrained='json_schema' or False") from exc
+
+
+# ------------------------------------------------------------------------------------------ call kwargs
+def _extra_body(llm: Any, model: Any, **entries: Any) -> dict[str, Any]:
+    """The ``extra_body`` to send: the model's own, then ``bind``-ed ones, then ``entries``."""
+    body: dict[str, Any] = {}
+    for source in (getattr(model, "extra_body", None), bound_kwargs(llm).get("extra_body")):
+        if isinstance(source, Mapping):
+            body.update(source)
+    body.update(entries)
+    return body
+
+
+def structured_kwargs(llm: Any, schema: Mapping[str, Any], mode: ConstrainedMode | Literal[False]) -> dict[str, Any]:
+    """The ``invoke`` keyword arguments that ask ``llm`` for an answer matching ``schema`` in ``mode``.
+
+    ``{}`` for ``False``. Raises :class:`ConfigError` for a mode the client cannot carry (a grammar to
+    Ollama) or an unknown mode. The schema is adapted to the server family first (:func:`adapt_schema`).
+    """
+    if mode is False:
+        return {}
+    if mode not in CONSTRAINED_MODES:
+        raise ConfigError(f"unknown constrained mode {mode!r}: use one of {_mode_list()} or False")
+    model = unwrap_model(llm)
+    adapted = adapt_schema(schema, _family(model, mode))
+    if _is_ollama_native(model):
+        if mode == "grammar":
+            raise ConfigError("Ollama takes no grammar: use constrained='json_schema' (sent as format=<schema>)")
+        return {"format": adapted}
+    if mode == "json_schema":
+        return {"response_format": {"type": "json_schema", "json_schema": {"name": SCHEMA_NAME, "schema": adapted}}}
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object", "schema": adapted}}
+    grammar = schema_to_gbnf(adapted)
+    if _is_openai_client(model):
+        return {"extra_body": _extra_body(llm, model, grammar=grammar)}
+    return {"grammar": grammar}
+
+
+def compat_kwargs(llm: Any) -> dict[str, Any]:
+    """``invoke`` keyword arguments every call needs for the server to honour the model's settings.
+
+    Today one case: a ``ChatOpenAI`` with ``max_tokens`` (or a ``bind(max_tokens=...)``) whose
+    ``base_url`` is not OpenAI's gets ``extra_body={"max_tokens": N}``, because ``ChatOpenAI`` sends
+    the limit only as ``max_completion_tokens``, which llama.cpp's servers ignore.
+    """
+    model = unwrap_model(llm)
+    if not _is_openai_client(model) or _is_openai_host(openai_base_url(model)):
+        return {}
+    bound = bound_kwargs(llm)
+    limit = bound.get("max_tokens", bound.get("max_completion_tokens", getattr(model, "max_tokens", None)))
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return {}
+    return {"extra_body": _extra_body(llm, model, max_tokens=limit)}
+
+
+@dataclass(frozen=True)
+class CallKwargs:
+    """The ``invoke`` keyword arguments of an agent's model calls, computed once when it is built.
+
+    ``mode`` is the resolved constrained mode; :meth:`for_call` gives the kwargs of one call (a fresh
+    dict each time): ``plain`` for an unconstrained call, ``constrained`` (which includes ``plain``)
+    for a call that must match the answer schema.
+    """
+
+    mode: ConstrainedMode | Literal[False]
+    plain: dict[str, Any] = field(default_factory=dict)
+    constrained: dict[str, Any] = field(default_factory=dict)
+
+    def for_call(self, constrained: bool) -> dict[str, Any]:
+        """The kwargs of one call (shallow copies: clients may add keys, none mutates nested values)."""
+        source = self.constrained if constrained and self.mode is not False else self.plain
+        return {key: dict(value) if isinstance(value, dict) else value for key, value in source.items()}
+
+
+def call_kwargs(llm: Any, schema: Mapping[str, Any] | None, constrained: bool | str | None) -> CallKwargs:
+    """Everything the agent passes to ``llm.invoke``: the resolved mode (:func:`resolve_mode`), the
+    compatibility kwargs of every call (:func:`compat_kwargs`) and the structured ones
+    (:func:`structured_kwargs`), with ``extra_body`` entries of both merged."""
+    mode = resolve_mode(llm, constrained)
+    plain = compat_kwargs(llm)
+    if mode is False or schema is None:
+        return CallKwargs(mode=False if schema is None else mode, plain=plain, constrained=dict(plain))
+    structured = structured_kwargs(llm, schema, mode)
+    merged = {**plain, **structured}
+    if "extra_body" in plain and "extra_body" in structured:
+        merged["extra_body"] = {**plain["extra_body"], **structured["extra_body"]}
+    return CallKwargs(mode=mode, plain=plain, constrained=merged)
