@@ -4,21 +4,24 @@ The model answers with a JSON object (``thought``, ``action``, ``action_input``)
 parses and executes, so any chat model works (GigaChat, any LangChain model, small local models).
 """
 
-from react_agent._core import BaseAgent, RunState
+from react_agent._config import AgentConfig
+from react_agent._core import BaseAgent
 from react_agent._errors import ConfigError, OutputParseError, ReactAgentError, RunError
 from react_agent._journal import JournalError, JournalMismatchError, read_journal
 from react_agent._parser import parse_response
 from react_agent._prompts import PromptSet
 from react_agent._retry import RetryPolicy, is_transient
 from react_agent._schema import answer_schema
+from react_agent._state import ModelCallError, RunState
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Example, Usage
-from react_agent.plan import Plan, PlanAndExecuteAgent, PlanResult, PlanStep
+from react_agent.plan import Plan, PlanAndExecuteAgent, PlanConfig, PlanResult, PlanState, PlanStep
 from react_agent.react import ReactAgent
-from react_agent.reflection import ReflectionAgent
+from react_agent.reflection import ReflectionAgent, ReflectionConfig, ReflectionState
 
 __all__ = [
     "FINISH",
     "AgentAction",
+    "AgentConfig",
     "AgentResult",
     "AgentStep",
     "BaseAgent",
@@ -26,15 +29,20 @@ __all__ = [
     "Example",
     "JournalError",
     "JournalMismatchError",
+    "ModelCallError",
     "OutputParseError",
     "Plan",
     "PlanAndExecuteAgent",
+    "PlanConfig",
     "PlanResult",
+    "PlanState",
     "PlanStep",
     "PromptSet",
     "ReactAgent",
     "ReactAgentError",
     "ReflectionAgent",
+    "ReflectionConfig",
+    "ReflectionState",
     "RetryPolicy",
     "RunError",
     "RunState",

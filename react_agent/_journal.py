@@ -26,12 +26,20 @@ whatever the model declares in ``lc_secrets``) are masked in every record and in
 
 from __future__ import annotations
 
+import base64
 import contextvars
+import html
+import re
+import urllib.parse
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no cross-process lock (see docs/guarantees.md)
+    fcntl = None  # type: ignore[assignment]
 import hashlib
 import json
 import logging
 import os
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -54,16 +62,18 @@ __all__ = [
     "SECRET_FIELDS",
     "JournalError",
     "JournalMismatchError",
-    "RecordedApproval",
     "RunJournal",
     "ToolCallRecord",
     "accepts_idempotency_key",
     "canonical_json",
+    "current_tool_call",
     "idempotency_key",
     "prompt_digest",
     "read_journal",
     "redact",
+    "redact_session",
     "secret_values",
+    "session_references",
 ]
 
 logger = logging.getLogger("react_agent")
@@ -78,10 +88,8 @@ SECRET_FIELDS = ("credentials", "password", "access_token", "api_key", "openai_a
 
 MASK = "***"
 _MIN_SECRET = 4
-_RUN_ATTR = "_react_agent_journal"
 _CURRENT_CALL: contextvars.ContextVar[ToolCallRecord | None] = contextvars.ContextVar(
     "react_agent_tool_call", default=None)
-_WRITE_LOCK = threading.Lock()
 
 
 class JournalError(ReactAgentError):
@@ -148,6 +156,19 @@ def secret_values(llm: Any) -> tuple[str, ...]:
     return tuple(sorted(variants, key=len, reverse=True))
 
 
+def _substitute(value: Any, references: Sequence[tuple[str, str]]) -> Any:
+    """``value`` with session values replaced by their references (strings, inside lists and dicts)."""
+    if not references:
+        return value
+    if isinstance(value, str):
+        return redact_session(value, references)
+    if isinstance(value, dict):
+        return {k: _substitute(v, references) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_substitute(v, references) for v in value]
+    return value
+
+
 def redact(value: Any, secrets: Sequence[str]) -> Any:
     """``value`` with every secret string replaced by ``***`` (strings, and inside lists and dicts)."""
     if not secrets:
@@ -162,6 +183,44 @@ def redact(value: Any, secrets: Sequence[str]) -> Any:
     if isinstance(value, (list, tuple)):
         return [redact(v, secrets) for v in value]
     return value
+
+
+def session_references(session: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(text, ``$session.<key>``) pairs, longest text first: every plausible encoding of each session value
+    of at least 4 characters that a tool result may carry it in (plain, JSON-escaped, repr, URL-quoted,
+    HTML-escaped, base64, upper/lower case)."""
+    pairs: dict[str, str] = {}
+    for key, value in session.items():
+        reference = f"$session.{key}"
+        for variant in value_encodings(value):
+            if len(variant) >= _MIN_SECRET:
+                pairs.setdefault(variant, reference)
+    return sorted(pairs.items(), key=lambda p: -len(p[0]))
+
+
+def value_encodings(value: Any) -> set[str]:
+    """The texts a value may appear as in a tool result."""
+    plain = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    texts = {plain, str(value)}
+    for text in list(texts):
+        texts |= {json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1], repr(text)[1:-1],
+                  urllib.parse.quote(text, safe=""), urllib.parse.quote_plus(text), html.escape(text),
+                  text.lower(), text.upper()}
+        raw = text.encode("utf-8")
+        for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+            texts |= {encoded.decode("ascii"), encoded.decode("ascii").rstrip("=")}
+    return {t for t in texts if t}
+
+
+def redact_session(text: str, references: Sequence[tuple[str, str]]) -> str:
+    """``text`` with every encoding of a session value replaced by its reference (case-insensitive)."""
+    for secret, reference in references:
+        if secret in text:
+            text = text.replace(secret, reference)
+        elif secret.lower() in text.lower():
+            text = re.sub(re.escape(secret), reference.replace("\\", "\\\\"), text, flags=re.IGNORECASE)
+    return text
+
 
 
 # ---------------------------------------------------------------------------------------------- tools
@@ -190,6 +249,11 @@ def with_idempotency_key(tool: BaseTool, args: dict[str, Any], visible: Mapping[
     return {**args, IDEMPOTENCY_KEY_ARG: key}
 
 
+def current_tool_call() -> ToolCallRecord | None:
+    """The tool call in progress in this context (inside ``execute`` during a run), if any."""
+    return _CURRENT_CALL.get()
+
+
 @dataclass
 class ToolCallRecord:
     """One tool call of a run: its idempotency key and what the journal already knows about it.
@@ -207,11 +271,14 @@ class ToolCallRecord:
     approval: bool | None = None
     started: float = field(default_factory=time.monotonic)
 
-    def decide(self, tool: str, action_input: Any, ask: Callable[[str, Any], bool]) -> bool:
-        """The approval decision: the journaled one, else ``ask``-ed now and journaled."""
+    def decide(self, tool: str, action_input: Any, ask: Callable[[str, Any], bool] | None) -> bool:
+        """The approval decision: the journaled one (whatever ``ask`` is now), else ``ask``-ed now and
+        journaled; without ``ask`` the call is refused and nothing is journaled."""
         if self.approval is not None:
             logger.info("approval of %s taken from the journal: %s", tool, self.approval)
             return self.approval
+        if ask is None:
+            return False
         self.approval = bool(ask(tool, action_input))
         self.journal.append({"type": "approval", "seq": self.seq, "key": self.key, "tool": tool,
                              "approved": self.approval})
@@ -234,21 +301,6 @@ class ToolCallRecord:
                              "observation": outcome.observation, "kind": outcome.kind,
                              "seconds": round(time.monotonic() - self.started, 6)})
         return outcome
-
-
-class RecordedApproval:
-    """Wraps an ``approve`` callback so that, inside a run, each decision is journaled and a resumed run
-    reuses it instead of asking again. Outside a run it just asks."""
-
-    def __init__(self, ask: Callable[[str, Any], bool]) -> None:
-        self.ask = ask
-        self.__wrapped__ = ask
-
-    def __call__(self, tool: str, action_input: dict[str, Any] | str) -> bool:
-        call = _CURRENT_CALL.get()
-        if call is None:
-            return bool(self.ask(tool, action_input))
-        return call.decide(tool, action_input, self.ask)
 
 
 # ---------------------------------------------------------------------------------------------- files
@@ -288,18 +340,41 @@ def _encode(record: Mapping[str, Any]) -> bytes:
         return (json.dumps(record, ensure_ascii=True, default=str, separators=(",", ":")) + "\n").encode()
 
 
+def _cut_torn_tail(fd: int) -> None:
+    """Under the file lock: drop a last line without its newline (a write that a crash tore; it was
+    never acknowledged), so that the next record starts on a line of its own."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        chunk = os.pread(fd, end - start, start)
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            end = start + newline + 1
+            break
+        end = start
+    logger.warning("journal: cutting off a torn last record of %d bytes left by a crash", size - end)
+    os.ftruncate(fd, end)
+
+
 def _append_durably(path: Path, data: bytes) -> None:
+    """Append ``data`` and fsync, holding an exclusive lock on the file (``flock``: threads and processes
+    sharing one journal take turns), after cutting off a torn tail."""
     created = not path.exists()
-    with _WRITE_LOCK:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        _cut_torn_tail(fd)
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)  # closing releases the lock
     if created:  # make the new directory entry durable too
         try:
             dir_fd = os.open(path.parent, os.O_RDONLY)
@@ -311,16 +386,6 @@ def _append_durably(path: Path, data: bytes) -> None:
             pass
         finally:
             os.close(dir_fd)
-
-
-def check_journal_path(path: str | os.PathLike[str]) -> Path:
-    """The journal path as a :class:`Path`; ``ValueError`` if it cannot be a journal file."""
-    journal = Path(path)
-    if journal.is_dir():
-        raise ValueError(f"journal={str(path)!r} is a directory; pass the path of a .jsonl file")
-    if not journal.parent.is_dir():
-        raise ValueError(f"journal={str(path)!r}: the folder {str(journal.parent)!r} does not exist")
-    return journal
 
 
 # ---------------------------------------------------------------------------------------------- one run
@@ -341,12 +406,14 @@ class RunJournal:
     """
 
     def __init__(self, *, run_id: str, task: str, path: Path | None = None, secrets: Sequence[str] = (),
+                 references: Sequence[tuple[str, str]] = (),
                  effects: Mapping[int, dict[str, Any]] | None = None, steps_recorded: int = 0,
                  ended: bool = False) -> None:
         self.run_id = run_id
         self.task = task
         self.path = path
         self.secrets = tuple(secrets)
+        self.references = tuple(references)
         self._effects = dict(effects or {})
         self._seq = 0
         self._live = not self._effects
@@ -359,23 +426,29 @@ class RunJournal:
 
     # -- construction
     @classmethod
-    def start(cls, task: str, *, path: Path | None, run_id: str | None = None, agent: str = "",
-              tools: Sequence[str] = (), secrets: Sequence[str] = ()) -> RunJournal:
-        """A new run; with a ``path``, its ``run`` record is written first."""
-        journal = cls(run_id=run_id or uuid.uuid4().hex, task=task, path=path, secrets=secrets)
-        journal.append({"type": "run", "v": JOURNAL_VERSION, "task": task, "agent": agent, "tools": list(tools)})
+    def start(cls, task: str, *, path: str | os.PathLike[str] | None, run_id: str | None = None, agent: str = "",
+              tools: Sequence[str] = (), secrets: Sequence[str] = (), references: Sequence[tuple[str, str]] = (),
+              identity: Mapping[str, Any] | None = None) -> RunJournal:
+        """A new run; with a ``path``, its ``run`` record (with the options' ``identity``) is written first."""
+        journal = cls(run_id=run_id or uuid.uuid4().hex, task=task, path=None if path is None else Path(path),
+                      secrets=secrets, references=references)
+        if path is not None:
+            journal.append({"type": "run", "v": JOURNAL_VERSION, "task": task, "agent": agent, "tools": list(tools),
+                            "identity": canonical_identity(identity)})
         return journal
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, run_id: str | None = None,
-             secrets: Sequence[str] = ()) -> RunJournal:
+             secrets: Sequence[str] = (), references: Sequence[tuple[str, str]] = (),
+             identity: Mapping[str, Any] | None = None) -> RunJournal:
         """Load a journaled run for resuming (the last run of the file unless ``run_id`` is given).
 
-        A torn last line (a crash in mid-write) is cut off so new records start on a line of their own.
-        Raises :class:`JournalError` when the file holds no such run or is inconsistent.
+        A torn last line (a crash in mid-write) is ignored here and cut off, under the file lock, before the
+        next record is appended. Raises :class:`JournalError` when the file holds no such run or is
+        inconsistent, :class:`JournalMismatchError` when ``identity`` differs from the journaled one.
         """
         file = Path(path)
-        records, complete = _load_lines(file)
+        records, _ = _load_lines(file)
         headers = [r for r in records if r.get("type") == "run" and (run_id is None or r.get("run") == run_id)]
         if not headers:
             which = "no run" if run_id is None else f"no run {run_id!r}"
@@ -386,13 +459,9 @@ class RunJournal:
         rid = str(header["run"])
         mine = [r for r in records if r.get("run") == rid]
         effects = _effects(mine, file)
-        if file.exists() and file.stat().st_size > complete:
-            logger.warning("journal %s: cutting off a torn last line left by a crash", file)
-            with open(file, "r+b") as handle:
-                handle.truncate(complete)
-                handle.flush()
-                os.fsync(handle.fileno())
-        journal = cls(run_id=rid, task=str(header["task"]), path=file, secrets=secrets, effects=effects,
+        _check_identity(file, header, identity)
+        journal = cls(run_id=rid, task=str(header["task"]), path=file, secrets=secrets, references=references,
+                      effects=effects,
                       steps_recorded=sum(r.get("type") == "step" for r in mine),
                       ended=any(r.get("type") == "end" for r in mine))
         journal.append({"type": "resume", "replayable": len(effects)})
@@ -406,7 +475,7 @@ class RunJournal:
         full = {"type": record["type"], "run": self.run_id, "t": round(time.time(), 6),
                 **{k: v for k, v in record.items() if k != "type"}}
         try:
-            _append_durably(self.path, _encode(redact(full, self.secrets)))
+            _append_durably(self.path, _encode(_substitute(redact(full, self.secrets), self.references)))
         except OSError as exc:
             raise JournalError(f"cannot write journal {self.path}: {exc.strerror or exc}") from exc
 
@@ -510,6 +579,7 @@ class RunJournal:
     def step_done(self, index: int, step: AgentStep) -> None:
         """Journal a completed step (once: steps re-derived during a replay are already there)."""
         if self.path is None:
+            self._steps_recorded = max(self._steps_recorded, index)
             return
         if index <= self._steps_recorded:
             return
@@ -519,7 +589,8 @@ class RunJournal:
 
     def end(self, result: AgentResult) -> None:
         """Journal the outcome of this session (not again when a resume only replayed a finished run)."""
-        if self._ended and self._live_effects == 0:
+        if (self._ended and self._live_effects == 0) or self.path is None:
+            self._ended = True
             return
         self._ended = True
         self.append({"type": "end", "status": result.status, "output": result.output, "error": result.error,
@@ -549,15 +620,19 @@ def _effects(records: Sequence[dict[str, Any]], file: Path) -> dict[int, dict[st
     return effects
 
 
-def attach(state: Any, journal: RunJournal) -> None:
-    """Bind ``journal`` to a run's state."""
-    setattr(state, _RUN_ATTR, journal)
+def canonical_identity(identity: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The identity as it is journaled: JSON values (tuples as lists)."""
+    return None if identity is None else json.loads(canonical_json(dict(identity)))
 
 
-def journal_of(state: Any) -> RunJournal:
-    """The journal bound to a run's state (a file-less one is bound on first use)."""
-    journal = getattr(state, _RUN_ATTR, None)
-    if not isinstance(journal, RunJournal):
-        journal = RunJournal(run_id=uuid.uuid4().hex, task=str(getattr(state, "task", "")))
-        attach(state, journal)
-    return journal
+def _check_identity(file: Path, header: Mapping[str, Any], identity: Mapping[str, Any] | None) -> None:
+    """:class:`JournalMismatchError` when the options that change a run's outcome differ from the journaled
+    ones (journals written before identities were recorded are not checked)."""
+    journaled = header.get("identity")
+    current = canonical_identity(identity)
+    if journaled is None or current is None or journaled == current:
+        return
+    changed = sorted(k for k in set(journaled) | set(current) if journaled.get(k) != current.get(k))
+    details = ", ".join(f"{k}: journaled {journaled.get(k)!r}, now {current.get(k)!r}" for k in changed)
+    raise JournalMismatchError(f"journal {file}: run {header.get('run')} was made with other options ({details}); "
+                               f"resume it with the same agent class, tools and options")

@@ -13,6 +13,7 @@ models; see ``docs/local-models.md``).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Union
@@ -65,7 +66,20 @@ TEMPLATE_VARIABLES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
 
 PromptSource = Union[str, "os.PathLike[str]", BasePromptTemplate[Any], Mapping[str, str | BasePromptTemplate[Any]]]
 
-_ENV = jinja2.Environment(
+class _Environment(jinja2.Environment):
+    """Looks up ``x.name`` as a dict key first: history entries and tool specs are dicts, and jinja's default
+    (attribute first) pays an ``AttributeError`` per lookup."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+
+_ENV = _Environment(
     undefined=jinja2.StrictUndefined,
     autoescape=False,
     keep_trailing_newline=False,
@@ -94,6 +108,9 @@ def _compile(name: str, source: str | BasePromptTemplate[Any], origin: str) -> t
         known = ", ".join(sorted(TEMPLATE_VARIABLES))
         raise ConfigError(f"unknown template {name!r} in {origin}; known templates: {known}")
     required, allowed = TEMPLATE_VARIABLES[name]
+    if not isinstance(source, (str, BasePromptTemplate)):
+        raise ConfigError(f"template {name!r} ({origin}) must be jinja text or a LangChain prompt template, "
+                          f"got {type(source).__name__}")
     if isinstance(source, BasePromptTemplate):
         used = set(source.input_variables)
         compiled: Template = source
@@ -134,8 +151,28 @@ class PromptSet:
 
     @classmethod
     def load(cls, source: PromptSource | PromptSet = "ru", *, lang: str | None = None) -> PromptSet:
+        """The validated prompt set of ``source``. Compiled sets are cached per source (a built-in name, a
+        folder keyed by its path and its files' modification times, a mapping of jinja texts), so building
+        an agent with a prompt set seen before compiles nothing. A prompt set is never changed after it is
+        built, so agents may share it."""
         if isinstance(source, PromptSet):
             return source
+        key = _cache_key(source, lang)
+        if key is not None:
+            with _CACHE_LOCK:
+                cached = _CACHE.get(key)
+            if cached is not None:
+                return cached
+        built = cls._build(source, lang=lang)
+        if key is not None:
+            with _CACHE_LOCK:
+                if len(_CACHE) >= _CACHE_SIZE:
+                    _CACHE.pop(next(iter(_CACHE)))
+                _CACHE[key] = built
+        return built
+
+    @classmethod
+    def _build(cls, source: PromptSource, *, lang: str | None) -> PromptSet:
         builtin = isinstance(source, str) and source in PROMPT_SETS
         if builtin and "-" in str(source):  # "<lang>-<variant>": the variant's language is its base
             variant_lang = str(source).split("-", 1)[0]
@@ -192,6 +229,29 @@ class PromptSet:
             used = {k: variables[k] for k in template.input_variables}
             return template.format_prompt(**used).to_messages()
         return [HumanMessage(content=_render_jinja(name, template, variables))]
+
+
+_CACHE: dict[Any, PromptSet] = {}
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 64
+
+
+def _cache_key(source: PromptSource, lang: str | None) -> Any:
+    """What identifies a compiled prompt set, or ``None`` when ``source`` cannot be keyed (LangChain templates)."""
+    if isinstance(source, str) and source in PROMPT_SETS:
+        return ("builtin", source, lang, _builtin_root())
+    if isinstance(source, Mapping):
+        if all(isinstance(k, str) and isinstance(v, str) for k, v in source.items()):
+            return ("mapping", tuple(sorted(source.items())), lang)
+        return None
+    if isinstance(source, (str, os.PathLike)):
+        folder = Path(os.fspath(source))
+        try:
+            files = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in folder.glob("*.jinja")))
+        except OSError:
+            return None
+        return ("folder", str(folder.resolve()), lang, files) if folder.is_dir() else None
+    return None
 
 
 def _render_jinja(name: str, template: jinja2.Template, variables: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ __all__ = ["FINISH", "AgentAction", "AgentResult", "AgentStep", "Example", "RunS
 FINISH = "FINISH"
 """The pseudo-tool that ends a run; its ``action_input`` is the final answer text."""
 
-RunStatus = Literal["finished", "max_iterations", "timeout", "error"]
+RunStatus = Literal["finished", "max_iterations", "timeout", "budget", "error"]
 
 
 class _Frozen(BaseModel):
@@ -93,4 +93,5 @@ class AgentResult(_Frozen):
     llm_calls: int = 0
     usage: Usage = Field(default_factory=Usage)
     error: str | None = None
-    violations: list[str] = Field(default_factory=list)
+    output_object: Any = None
+    """The validated object of a structured final answer (``output_schema``), else ``None``."""

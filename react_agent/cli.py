@@ -247,7 +247,8 @@ def run_task(console: Console, agent: BaseAgent, task: str, trace: Trace, run: i
     seconds = time.monotonic() - started
     trace.write({"type": "result", "run": run, "task": task, "status": result.status, "output": result.output,
                  "steps": len(result.steps), "llm_calls": result.llm_calls, "usage": _usage(result),
-                 "error": result.error, "violations": result.violations, "duration_s": round(seconds, 3)})
+                 "error": result.error, "violations": getattr(result, "violations", []),
+                 "duration_s": round(seconds, 3)})
     style = "green" if result.status == "finished" else "red"
     console.line(f"{result.status}: {len(result.steps)} steps, {result.llm_calls} model calls, "
                  f"{result.usage.total_tokens} tokens, {seconds:.1f}s", style)

@@ -23,20 +23,22 @@ import time
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Annotated, Any
 
 import json_repair
-from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
-from react_agent._core import BaseAgent, RunState, _Effect, _Loop, _ModelCall, _ToolCall
-from react_agent._errors import ConfigError
+from react_agent._config import AgentConfig
+from react_agent._core import BaseAgent
+from react_agent._journal import redact_session
+from react_agent._render import truncate
 from react_agent._schema import answer_schema
+from react_agent._state import Effect, Loop, ModelCall, ModelReply, RunState, ToolCall
 from react_agent._tools import Outcome, ToolLike
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep
 
-__all__ = ["Plan", "PlanAndExecuteAgent", "PlanResult", "PlanStep", "extract_json"]
+__all__ = ["Plan", "PlanAndExecuteAgent", "PlanConfig", "PlanResult", "PlanState", "PlanStep", "extract_json"]
 
 logger = logging.getLogger("react_agent")
 
@@ -46,7 +48,7 @@ _FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)```", re.DOTALL)
 _NAME_KEYS, _ARGS_KEYS = ("tool", "action"), ("args", "action_input", "arguments")
 _REPAIR_LIMIT = 20_000  # characters of one candidate handed to json_repair
 _MIN_SECRET = 4  # session values shorter than this are not redacted (too likely to occur by chance)
-_Sub = Generator[_Effect, Any, Any]
+_Sub = Generator[Effect, Any, Any]
 
 
 class _Frozen(BaseModel):
@@ -73,6 +75,8 @@ class PlanResult(AgentResult):
     """An :class:`AgentResult` plus the plans: ``plans[0]`` is the original, later ones come from replans."""
 
     plans: list[Plan] = Field(default_factory=list)
+    violations: list[str] = Field(default_factory=list)
+    """Attempts to leave the plan (another tool, an added step, a changed fixed argument): never executed."""
 
     @property
     def plan(self) -> Plan | None:
@@ -80,31 +84,14 @@ class PlanResult(AgentResult):
         return self.plans[0] if self.plans else None
 
 
-@dataclass
-class _PlanRun:
-    """What one run knows beyond :class:`RunState`: the accepted plans, the results as the model sees them."""
+@dataclass(eq=False)
+class PlanState(RunState):
+    """A run of :class:`PlanAndExecuteAgent`: the accepted plans, the results as the model sees them, and
+    the violations."""
 
     plans: list[Plan] = field(default_factory=list)
     shown: list[dict[str, Any]] = field(default_factory=list)
-
-
-_RUN_ATTR = "_plan_run"  # bound to the RunState (which the core creates), like the run journal
-
-
-def _run_of(state: RunState) -> _PlanRun:
-    """The plan data of the run whose state this is (created on first use)."""
-    run = getattr(state, _RUN_ATTR, None)
-    if not isinstance(run, _PlanRun):
-        run = _PlanRun()
-        setattr(state, _RUN_ATTR, run)
-    return run
-
-
-@dataclass(frozen=True)
-class _SchemaCall(_ModelCall):
-    """A model call constrained (when the model supports it) by its own JSON schema."""
-
-    schema: Mapping[str, Any] | None = None
+    violations: list[str] = field(default_factory=list)
 
 
 def extract_json(text: str) -> list[Any]:
@@ -174,61 +161,73 @@ def _stand_in(prop: Mapping[str, Any]) -> Any:
     return kinds.get(str(prop.get("type")), "x")
 
 
+class PlanConfig(AgentConfig):
+    """The options of :class:`PlanAndExecuteAgent`: those of :class:`AgentConfig` plus the plan ones."""
+
+    session: Mapping[str, Any] = Field(default_factory=dict, description="a mapping of key to value")
+    max_plan_attempts: Annotated[StrictInt, Field(ge=1)] = Field(2, description="an integer >= 1")
+    max_fill_attempts: Annotated[StrictInt, Field(ge=1)] = Field(2, description="an integer >= 1")
+    replan: StrictBool = Field(False, description="True or False")
+    max_replans: Annotated[StrictInt, Field(ge=0)] = Field(1, description="an integer >= 0")
+    max_plan_steps: Annotated[StrictInt, Field(ge=1)] = Field(10, description="an integer >= 1")
+
+    @field_validator("session", mode="before")
+    @classmethod
+    def _session(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise ValueError(f"got a {type(value).__name__}")
+        return MappingProxyType(dict(value))
+
+
 class PlanAndExecuteAgent(BaseAgent):
     """Plan first (one model call), then execute the stored plan; the model only fills ``open`` fields.
 
     - ``session``: values the plan refers to as ``"$session.<key>"``; substituted by code, never shown to
-      the model. A plan that uses a missing key ends the run with status ``"error"`` before any tool runs.
+      the model. A run's own ``session=`` values are added to these (and win). A plan that uses a missing
+      key ends the run with status ``"error"`` before any tool runs.
     - ``max_plan_attempts``: plan replies tried (a rejected plan is asked again with the reason).
     - ``max_fill_attempts``: replies tried per step with open fields (missing or invalid fields).
     - ``replan`` / ``max_replans``: after a failed step, write a new plan for the rest (off by default).
-    - ``max_plan_steps``: longest plan accepted. Other options go to :class:`BaseAgent`
+    - ``max_plan_steps``: longest plan accepted. Other options are those of :class:`BaseAgent`
       (``final_answer="always"`` composes the answer with one extra call; otherwise it is the last result).
     """
 
-    def __init__(
-        self,
-        llm: BaseLanguageModel[Any],
-        tools: Sequence[ToolLike],
-        *,
-        session: Mapping[str, Any] | None = None,
-        max_plan_attempts: int = 2,
-        max_fill_attempts: int = 2,
-        replan: bool = False,
-        max_replans: int = 1,
-        max_plan_steps: int = 10,
-        **options: Any,
-    ) -> None:
+    Config = PlanConfig
+    State = PlanState
+    config: PlanConfig
+
+    def __init__(self, llm: Any, tools: Sequence[ToolLike], **options: Any) -> None:
         super().__init__(llm, tools, **options)
-        self._tools_text = self.prompts.render("tools", tool_specs=self.registry.specs, with_finish=False)
-        for option, value, least in (("max_plan_attempts", max_plan_attempts, 1), ("max_replans", max_replans, 0),
-                                     ("max_fill_attempts", max_fill_attempts, 1),
-                                     ("max_plan_steps", max_plan_steps, 1)):
-            if not isinstance(value, int) or value < least:
-                raise ConfigError(f"{option} must be an integer >= {least}, got {value!r}")
-        if session is not None and not isinstance(session, Mapping):
-            raise ConfigError(f"session must be a mapping of key to value, got {type(session).__name__}")
-        self.session: Mapping[str, Any] = MappingProxyType(dict(session or {}))
-        self.max_plan_attempts, self.max_fill_attempts = max_plan_attempts, max_fill_attempts
-        self.replan, self.max_replans, self.max_plan_steps = replan, max_replans, max_plan_steps
-        self._secrets = sorted(((str(v), f"$session.{k}") for k, v in self.session.items()
-                                if len(str(v)) >= _MIN_SECRET), key=lambda p: -len(p[0]))
+        self.plan_tools_text = self.prompts.render("tools", tool_specs=self.registry.specs, with_finish=False)
         full = answer_schema(list(self.registry.tools.values()))
-        self._arg_schemas: dict[str, dict[str, Any]] = {
-            b["properties"]["action"]["const"]: b["properties"]["action_input"] for b in full["anyOf"][:-1]}
-        self._defs = full.get("$defs", {})
+        self.arg_schemas: Mapping[str, dict[str, Any]] = MappingProxyType({
+            b["properties"]["action"]["const"]: b["properties"]["action_input"] for b in full["anyOf"][:-1]})
+        self.schema_defs: Mapping[str, Any] = MappingProxyType(full.get("$defs", {}))
 
-    def run(self, task: str, *, config: RunnableConfig | None = None) -> PlanResult:
+    @property
+    def session(self) -> Mapping[str, Any]:
+        """The agent's session values (a run's ``session=`` values are added to them)."""
+        return self.config.session
+
+    def run(self, task: Any, *, config: RunnableConfig | None = None, journal: Any = None,
+            session: Mapping[str, Any] | None = None) -> PlanResult:
         """Plan, execute, answer; returns a :class:`PlanResult` (never raises for model or tool mistakes)."""
-        result = super().run(task, config=config)
+        result = super().run(task, config=config, journal=journal, session=session)
         assert isinstance(result, PlanResult)
         return result
 
-    async def arun(self, task: str, *, config: RunnableConfig | None = None) -> PlanResult:
+    async def arun(self, task: Any, *, config: RunnableConfig | None = None, journal: Any = None,
+                   session: Mapping[str, Any] | None = None) -> PlanResult:
         """Async :meth:`run`."""
-        result = await super().arun(task, config=config)
+        result = await super().arun(task, config=config, journal=journal, session=session)
         assert isinstance(result, PlanResult)
         return result
+
+    def new_state(self, task: str, session: Mapping[str, Any]) -> RunState:
+        """The run's state with the merged session and the references that stand in for its values."""
+        return super().new_state(task, {**self.config.session, **session})
 
     # ------------------------------------------------------------- plan
     def parse_plan(self, text: str, *, allow_empty: bool = False) -> Plan:
@@ -242,8 +241,8 @@ class PlanAndExecuteAgent(BaseAgent):
             if isinstance(tool, str) and tool.strip().upper() == FINISH and n == len(raw):
                 break  # a trailing FINISH step: the answer is the last result anyway
             steps.append(self._plan_step(n, tool, item))
-        if len(steps) > self.max_plan_steps:
-            raise ValueError(f"the plan has {len(steps)} steps; at most {self.max_plan_steps} are allowed")
+        if len(steps) > self.config.max_plan_steps:
+            raise ValueError(f"the plan has {len(steps)} steps; at most {self.config.max_plan_steps} are allowed")
         if not steps and not allow_empty:
             raise ValueError("the plan has no steps")
         return Plan(steps=tuple(steps))
@@ -257,7 +256,7 @@ class PlanAndExecuteAgent(BaseAgent):
         opened = [opened] if isinstance(opened, str) else opened
         if not isinstance(args, dict) or not isinstance(opened, list) or not all(isinstance(f, str) for f in opened):
             raise ValueError(f'step {n} ({tool}): "args" must be an object and "open" a list of argument names')
-        props = self._arg_schemas[tool].get("properties", {})
+        props = self.arg_schemas[tool].get("properties", {})
         for name in opened:
             if name not in props:
                 raise ValueError(f"step {n} ({tool}): open field {name!r} is not an argument of {tool}; "
@@ -273,64 +272,65 @@ class PlanAndExecuteAgent(BaseAgent):
 
     def _stand_ins(self, step: PlanStep, values: Mapping[str, Any]) -> dict[str, Any]:
         """The step's arguments for validation: session references and unfilled open fields stood in."""
-        props = self._arg_schemas[step.tool].get("properties", {})
+        props = self.arg_schemas[step.tool].get("properties", {})
         args = {k: _stand_in(props.get(k, {})) if isinstance(v, str) and _SESSION.fullmatch(v) else v
                 for k, v in step.args.items()}
         return {**args, **{f: values.get(f, _stand_in(props[f])) for f in step.open}}
 
-    def _write_plan(self, state: RunState) -> _Sub:
+    def _write_plan(self, state: PlanState) -> _Sub:
         """Ask for a plan until one is valid (bounded); returns it, or ``None`` when the run is over."""
-        run = _run_of(state)
-        error, replanning = "", bool(run.plans)
-        for _ in range(self.max_plan_attempts):
-            if self._out_of_time(state):
+        error, replanning = "", bool(state.plans)
+        for _ in range(self.config.max_plan_attempts):
+            if self.out_of_time(state):
                 return None
             messages = self.prompts.messages("plan", **self._variables(state, replanning), error=error)
-            reply = yield _SchemaCall(messages, schema=self._plan_schema())
+            reply: ModelReply = yield ModelCall(messages, "plan", self._plan_schema())
             try:
                 plan = self.parse_plan(reply.text, allow_empty=replanning)
             except ValueError as exc:
                 error = str(exc)
-                yield from self._record(state, AgentStep(observation=error, is_error=True, raw_output=reply.text,
-                                                         duration_s=reply.seconds, usage=reply.usage))
+                yield from self.record(state, AgentStep(observation=error, is_error=True, raw_output=reply.text,
+                                                        duration_s=reply.seconds, usage=reply.usage))
                 continue
             keys = sorted({m for s in plan.steps for m in _SESSION.findall(json.dumps(s.args))})
-            missing = [k for k in keys if k not in self.session]
+            missing = [k for k in keys if k not in state.session]
             if missing:
                 state.end("error", "", f"the plan uses $session.{missing[0]}, but the session has no key "
-                                       f"{missing[0]!r} (session keys: {', '.join(self.session) or 'none'})")
+                                       f"{missing[0]!r} (session keys: {', '.join(state.session) or 'none'})")
                 return None
-            run.plans.append(plan)
-            logger.info("%s: plan %d accepted: %s", self.name, len(run.plans), [s.tool for s in plan.steps])
+            state.plans.append(plan)
+            logger.info("%s: plan %d accepted: %s", self.name, len(state.plans), [s.tool for s in plan.steps])
             return plan
-        state.end("error", state.last_observation, f"no valid plan after {self.max_plan_attempts} attempts: {error}")
+        state.end("error", state.last_observation,
+                  f"no valid plan after {self.config.max_plan_attempts} attempts: {error}")
         return None
 
     # ------------------------------------------------------------- execute
-    def _loop(self, state: RunState) -> _Loop:
+    def loop(self, state: RunState) -> Loop[None]:
         """Write the plan, then walk it: fill open fields, execute, (re)plan on failure if asked, answer."""
-        run = _run_of(state)
+        assert isinstance(state, PlanState), "PlanAndExecuteAgent runs need a PlanState (see new_state)"
         plan = yield from self._write_plan(state)
         queue = list(plan.steps) if plan else []
         replans = 0
         while queue and not state.done:
             step = queue.pop(0)
             filled = yield from self._fill(state, step)
-            if filled is None or self._out_of_time(state):
+            if filled is None or self.out_of_time(state):
                 return
             values, reply = filled
-            args = {**self._resolve(step.args), **values}
+            args = {**_resolve(step.args, state.session), **values}
             started = time.monotonic()
-            outcome: Outcome = yield _ToolCall(AgentAction(action=step.tool, action_input=args))
-            yield from self._record(state, AgentStep(
+            outcome: Outcome = yield ToolCall(AgentAction(action=step.tool, action_input=args))
+            yield from self.record(state, AgentStep(
                 action=step.tool, action_input=args, observation=outcome.observation, is_error=outcome.is_error,
                 raw_output=reply.text if reply else "", usage=reply.usage if reply else AgentStep().usage,
                 duration_s=(reply.seconds if reply else 0.0) + time.monotonic() - started))
-            run.shown.append({"index": len(run.shown) + 1, "thought": "", "action": step.tool,
+            shown = truncate(redact_session(outcome.observation, state.references),
+                             self.config.max_observation_chars, self.prompts)
+            state.shown.append({"index": len(state.shown) + 1, "thought": "", "action": step.tool,
                                 "action_input": json.dumps({**step.args, **values}, ensure_ascii=False),
-                                "observation": self._redact(self._truncate(outcome.observation)),
-                                "is_error": outcome.is_error, "reflection": None})
-            if outcome.is_error and self.replan and replans < self.max_replans:
+                                "observation": shown, "is_error": outcome.is_error, "reflection": None})
+            if outcome.is_error and self.config.replan and replans < self.config.max_replans:
                 replans += 1
                 logger.info("%s: step %s failed, replanning (%d)", self.name, step.tool, replans)
                 plan = yield from self._write_plan(state)
@@ -338,30 +338,31 @@ class PlanAndExecuteAgent(BaseAgent):
         if not state.done:
             yield from self._answer(state)
 
-    def _fill(self, state: RunState, step: PlanStep) -> _Sub:
+    def _fill(self, state: PlanState, step: PlanStep) -> _Sub:
         """Ask the model for the step's open fields; copy only those. ``None`` when the run is over."""
         if not step.open:
             return {}, None
-        error, n = "", len(_run_of(state).shown) + 1
+        error, n = "", len(state.shown) + 1
         schema = {"type": "object", "additionalProperties": False, "required": list(step.open),
-                  "properties": {f: self._arg_schemas[step.tool]["properties"][f] for f in step.open}}
-        for _ in range(self.max_fill_attempts):
-            if self._out_of_time(state):
+                  "properties": {f: self.arg_schemas[step.tool]["properties"][f] for f in step.open}}
+        for _ in range(self.config.max_fill_attempts):
+            if self.out_of_time(state):
                 return None
-            reply = yield _SchemaCall(self.prompts.messages(
+            reply: ModelReply = yield ModelCall(self.prompts.messages(
                 "fill_open", **self._variables(state, True), tool=step.tool, open_fields=list(step.open),
                 args=json.dumps(step.args, ensure_ascii=False), results=self._results(state), error=error),
-                schema={**schema, "$defs": self._defs} if self._defs else schema)
+                "fill", {**schema, "$defs": dict(self.schema_defs)} if self.schema_defs else schema)
             values, error = self._read_fill(state, step, n, reply.text)
             if not error:
                 return values, reply
-            yield from self._record(state, AgentStep(observation=error, is_error=True, raw_output=reply.text,
-                                                     duration_s=reply.seconds, usage=reply.usage))
+            yield from self.record(state, AgentStep(observation=error, is_error=True, raw_output=reply.text,
+                                                    duration_s=reply.seconds, usage=reply.usage))
         state.end("error", state.last_observation,
-                  f"step {n} ({step.tool}): open fields not filled after {self.max_fill_attempts} attempts: {error}")
+                  f"step {n} ({step.tool}): open fields not filled after {self.config.max_fill_attempts} attempts: "
+                  f"{error}")
         return None
 
-    def _read_fill(self, state: RunState, step: PlanStep, n: int, text: str) -> tuple[dict[str, Any], str]:
+    def _read_fill(self, state: PlanState, step: PlanStep, n: int, text: str) -> tuple[dict[str, Any], str]:
         """The open-field values in a fill reply and the error to show; records every violation."""
         try:
             found = extract_json(text)
@@ -393,53 +394,35 @@ class PlanAndExecuteAgent(BaseAgent):
             return {}, str(exc)
         return values, ""
 
-    def _violation(self, state: RunState, text: str) -> None:
+    def _violation(self, state: PlanState, text: str) -> None:
         """Record an attempt to leave the plan (it is never executed)."""
         logger.warning("%s: plan violation: %s", self.name, text)
         state.violations.append(text)
 
-    def _answer(self, state: RunState) -> _Loop:
+    def _answer(self, state: PlanState) -> Loop[None]:
         """Finish with the last result, or with one composing call when ``final_answer="always"``."""
         output = next((s.observation for s in reversed(state.steps) if s.action is not None), "")
-        if self.final_answer == "always":
-            reply = yield _ModelCall(self.prompts.messages("final_answer", **self._variables(state, True)))
+        if self.config.final_answer == "always":
+            reply: ModelReply = yield ModelCall(self.prompts.messages("final_answer", **self._variables(state, True)),
+                                                "final_answer")
             output = reply.text.strip()
         state.end("finished", output)
 
     # ------------------------------------------------------------- helpers
-    def _variables(self, state: RunState, with_results: bool) -> dict[str, Any]:
+    def _variables(self, state: PlanState, with_results: bool) -> dict[str, Any]:
         """Template variables; ``history`` shows the results (redacted) when ``with_results`` is true."""
-        return {"task": state.task, "tools": self._tools_text, "tool_names": self._tool_names,
-                "tool_specs": self.registry.specs, "steps": list(_run_of(state).shown),
+        return {"task": state.task, "tools": self.plan_tools_text, "tool_names": self.tool_names,
+                "tool_specs": self.registry.specs, "steps": list(state.shown),
                 "history": self._results(state) if with_results else ""}
 
-    def _results(self, state: RunState) -> str:
+    def _results(self, state: PlanState) -> str:
         """The results so far, as the model is shown them (session values redacted)."""
-        return self.prompts.render("history", steps=_run_of(state).shown)
-
-    def _resolve(self, value: Any) -> Any:
-        """Replace ``$session.<key>`` references (a whole string keeps the value's type)."""
-        if isinstance(value, str):
-            whole = _SESSION.fullmatch(value)
-            if whole:
-                return self.session[whole.group(1)]
-            return _SESSION.sub(lambda m: str(self.session[m.group(1)]), value)
-        if isinstance(value, list):
-            return [self._resolve(v) for v in value]
-        if isinstance(value, dict):
-            return {k: self._resolve(v) for k, v in value.items()}
-        return value
-
-    def _redact(self, text: str) -> str:
-        """Session values (of at least 4 characters) in text shown to the model become their reference."""
-        for secret, reference in self._secrets:
-            text = text.replace(secret, reference)
-        return text
+        return self.prompts.render("history", steps=state.shown)
 
     def _plan_schema(self) -> dict[str, Any]:
         """The JSON schema of ``{"plan": [steps]}``: one branch per tool, open fields among its arguments."""
         branches = []
-        for name, args in self._arg_schemas.items():
+        for name, args in self.arg_schemas.items():
             props = list(args.get("properties", {}))
             branches.append({"type": "object", "additionalProperties": False, "required": ["tool", "args", "open"],
                              "properties": {"tool": {"const": name}, "args": {**args, "required": []},
@@ -447,22 +430,29 @@ class PlanAndExecuteAgent(BaseAgent):
                                             else {"type": "array", "maxItems": 0}}})
         schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["plan"],
                                   "properties": {"plan": {"type": "array", "minItems": 1,
-                                                          "maxItems": self.max_plan_steps,
+                                                          "maxItems": self.config.max_plan_steps,
                                                           "items": {"anyOf": branches}}}}
-        return {**schema, "$defs": self._defs} if self._defs else schema
+        return {**schema, "$defs": dict(self.schema_defs)} if self.schema_defs else schema
 
-    def _model_kwargs(self, call: Any) -> dict[str, Any]:
-        """Plan and fill calls carry their own schema (used only when constrained decoding is on)."""
-        if isinstance(call, _SchemaCall):
-            if self.response_format is None or call.schema is None:
-                return {}
-            return {"response_format": {"type": "json_schema",
-                                        "json_schema": {"name": "plan_reply", "schema": dict(call.schema)}}}
-        return super()._model_kwargs(call)
+    def build_result(self, state: RunState) -> PlanResult:
+        """The run's :class:`AgentResult` as a :class:`PlanResult`, with the plans and violations."""
+        assert isinstance(state, PlanState)
+        return PlanResult(**dict(super().build_result(state)), plans=list(state.plans),
+                          violations=list(state.violations))
 
-    def _finish_log(self, state: RunState) -> PlanResult:
-        """The run's :class:`AgentResult` as a :class:`PlanResult`, with the plans."""
-        return PlanResult(**dict(super()._finish_log(state)), plans=list(_run_of(state).plans))
+
+def _resolve(value: Any, session: Mapping[str, Any]) -> Any:
+    """Replace ``$session.<key>`` references (a whole string keeps the value's type)."""
+    if isinstance(value, str):
+        whole = _SESSION.fullmatch(value)
+        if whole:
+            return session[whole.group(1)]
+        return _SESSION.sub(lambda m: str(session[m.group(1)]), value)
+    if isinstance(value, list):
+        return [_resolve(v, session) for v in value]
+    if isinstance(value, dict):
+        return {k: _resolve(v, session) for k, v in value.items()}
+    return value
 
 
 def _plan_items(value: Any) -> list[Any] | None:

@@ -2,67 +2,97 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import logging
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from langchain_core.language_models import BaseLanguageModel
+from langchain_core.messages import BaseMessage
+from pydantic import Field, StrictInt, StrictStr, field_validator
 
-from react_agent._core import BaseAgent, RunState
-from react_agent._errors import ConfigError
-from react_agent._tools import ToolLike
+from react_agent._config import AgentConfig, Seconds
+from react_agent._core import BaseAgent
+from react_agent._state import Loop, ModelCall, ModelReply, RunState
 
-__all__ = ["DEFAULT_ERROR_KEYWORDS", "ReflectionAgent"]
+__all__ = ["DEFAULT_ERROR_KEYWORDS", "ReflectionAgent", "ReflectionConfig", "ReflectionState"]
+
+logger = logging.getLogger("react_agent")
 
 DEFAULT_ERROR_KEYWORDS = ("error", "fail", "unknown", "exception", "ошибка")
+
+
+class ReflectionConfig(AgentConfig):
+    """The options of :class:`ReflectionAgent`: those of :class:`AgentConfig` plus the reflection ones."""
+
+    timeout: Seconds | None = Field(10, description="None or positive seconds (a finite number)")
+    error_keywords: tuple[StrictStr, ...] = Field(DEFAULT_ERROR_KEYWORDS, description="a list of words")
+    repeat_action_limit: Annotated[StrictInt, Field(ge=2)] = Field(3, description="an integer >= 2")
+    repeat_call_limit: Annotated[StrictInt, Field(ge=2)] = Field(2, description="an integer >= 2")
+    max_reflections: Annotated[StrictInt, Field(ge=0)] = Field(3, description="an integer >= 0")
+
+    @field_validator("error_keywords", mode="before")
+    @classmethod
+    def _words(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError("got one string; pass a list of words")
+        return value
+
+
+@dataclass(eq=False)
+class ReflectionState(RunState):
+    """A run of :class:`ReflectionAgent`: the pending reflection (shown by the next decision) and the count."""
+
+    reflection: str | None = None
+    reflections: int = 0
 
 
 class ReflectionAgent(BaseAgent):
     """An agent that adapts to its own errors (the seed article's ReflectionAgent).
 
-    After each step it checks whether to reflect: an error keyword in the last observation
-    (``error_keywords``, case-insensitive), the same action three times in a row
-    (``repeat_action_limit``), or the same action with the same input twice in a row
-    (``repeat_call_limit``). A reflection is one model call over the whole history (the ``reflection``
-    template); its text goes into the ``corrective`` template for the next decision. At most
-    ``max_reflections`` per run. ``timeout`` (default 10 s) abandons a tool that runs longer.
+    After each step :meth:`needs_reflection` checks whether to reflect: an error keyword in the last
+    observation (``error_keywords``, case-insensitive), the same action ``repeat_action_limit`` times in a
+    row, or the same action with the same input ``repeat_call_limit`` times in a row. A reflection is one
+    model call over the whole history (the ``reflection`` template); its text goes into the ``corrective``
+    template for the next decision. At most ``max_reflections`` per run. ``timeout`` defaults to 10 s.
     """
 
-    def __init__(
-        self,
-        llm: BaseLanguageModel[Any],
-        tools: Sequence[ToolLike],
-        *,
-        max_iterations: int = 5,
-        timeout: float | None = 10,
-        error_keywords: Sequence[str] = DEFAULT_ERROR_KEYWORDS,
-        repeat_action_limit: int = 3,
-        repeat_call_limit: int = 2,
-        max_reflections: int = 3,
-        **options: Any,
-    ) -> None:
-        super().__init__(llm, tools, max_iterations=max_iterations, timeout=timeout, **options)
-        if isinstance(error_keywords, str):
-            raise ConfigError("error_keywords must be a list of words, not one string")
-        for option, value in (("repeat_action_limit", repeat_action_limit),
-                              ("repeat_call_limit", repeat_call_limit)):
-            if not isinstance(value, int) or value < 2:
-                raise ConfigError(f"{option} must be an integer >= 2, got {value!r}")
-        if not isinstance(max_reflections, int) or max_reflections < 0:
-            raise ConfigError(f"max_reflections must be an integer >= 0, got {max_reflections!r}")
-        self.error_keywords = tuple(k.lower() for k in error_keywords)
-        self.repeat_action_limit = repeat_action_limit
-        self.repeat_call_limit = repeat_call_limit
-        self.max_reflections = max_reflections
+    Config = ReflectionConfig
+    State = ReflectionState
+    config: ReflectionConfig
+
+    def __init__(self, llm: Any, tools: Any, **options: Any) -> None:
+        super().__init__(llm, tools, **options)
+        self.error_keywords = tuple(k.lower() for k in self.config.error_keywords)
 
     def needs_reflection(self, state: RunState) -> bool:
+        """Whether the last step calls for a reflection."""
         if not state.steps:
             return False
         observation = state.steps[-1].observation.lower()
         if any(keyword in observation for keyword in self.error_keywords):
             return True
         actions = [(s.action, s.action_input) for s in state.steps if s.action is not None]
-        last_names = {name for name, _ in actions[-self.repeat_action_limit:]}
-        if len(actions) >= self.repeat_action_limit and len(last_names) == 1:
+        limit = self.config.repeat_action_limit
+        if len(actions) >= limit and len({name for name, _ in actions[-limit:]}) == 1:
             return True
-        last_calls = actions[-self.repeat_call_limit:]
-        return len(last_calls) == self.repeat_call_limit and all(c == last_calls[0] for c in last_calls)
+        last_calls = actions[-self.config.repeat_call_limit:]
+        return len(last_calls) == self.config.repeat_call_limit and all(c == last_calls[0] for c in last_calls)
+
+    def review(self, state: RunState) -> Loop[str | None]:
+        """One reflection call when :meth:`needs_reflection` says so (at most ``max_reflections``)."""
+        if not isinstance(state, ReflectionState) or state.reflections >= self.config.max_reflections:
+            return None
+        if not self.needs_reflection(state):
+            return None
+        reply: ModelReply = yield ModelCall(self.build_reflection_messages(state), "reflection")
+        state.reflections += 1
+        state.reflection = reply.text.strip()
+        logger.info("reflection %d after step %d", state.reflections, len(state.steps))
+        return state.reflection
+
+    def build_messages(self, state: RunState) -> list[BaseMessage]:
+        """The ``corrective`` prompt right after a reflection (which it consumes), else the ``step`` prompt."""
+        pending = state.reflection if isinstance(state, ReflectionState) else None
+        if pending is None:
+            return super().build_messages(state)
+        state.reflection = None  # type: ignore[attr-defined]
+        return self.prompts.messages("corrective", **self.prompt_variables(state), reflection=pending)

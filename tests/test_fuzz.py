@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from langchain_core.tools import StructuredTool, tool
 
 from react_agent import AgentAction, OutputParseError, PromptSet, ReactAgent, RunState
+from react_agent._tools import name_problem
 from react_agent.testing import ScriptedChatModel
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -24,7 +25,8 @@ TEMPLATE_BITS = st.sampled_from([
 ])
 TEXT = st.lists(st.one_of(st.text(max_size=16), TEMPLATE_BITS), min_size=1, max_size=12).map("".join)
 PROMPTS = PromptSet.load("en")  # loaded once: examples only build agents around it
-NAME = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,24}", fullmatch=True).filter(lambda n: n.upper() != "FINISH")
+# any identifier the registry accepts (reserved names, such as FINISH synonyms or "NA", are refused at build time)
+NAME = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,24}", fullmatch=True).filter(lambda n: name_problem(n) is None)
 
 
 def prompt(agent: ReactAgent, state: RunState) -> str:
@@ -47,7 +49,7 @@ def test_tool_names_and_descriptions_render_verbatim(specs: list[tuple[str, str]
     text = prompt(agent, RunState("task"))
     for t in tools:
         assert f"{t.name} - {t.description}" in text
-    assert ", ".join([*(t.name for t in tools), "FINISH"]) in agent._tool_names
+    assert ", ".join([*(t.name for t in tools), "FINISH"]) in agent.tool_names
 
 
 LOOKUP = make_tool("lookup", "Look something up.")
@@ -73,15 +75,14 @@ def fetch(text: str) -> str:
     return RETURNS[0]
 
 
-FETCHER = ReactAgent(ScriptedChatModel([]), [fetch], prompts=PROMPTS, max_observation_chars=10_000)
 FINISH_OK = json.dumps({"action": "FINISH", "action_input": "ok"})
 
 
 def run_fetch(action_input: dict[str, Any]) -> tuple[Any, ScriptedChatModel]:
     llm = ScriptedChatModel([json.dumps({"thought": "t", "action": "fetch", "action_input": action_input}),
                              FINISH_OK])
-    FETCHER.llm = llm
-    return FETCHER.run("task"), llm
+    agent = ReactAgent(llm, [fetch], prompts=PROMPTS, max_observation_chars=10_000)  # agents are immutable
+    return agent.run("task"), llm
 
 
 @FUZZ

@@ -114,7 +114,7 @@ def test_react_agent_runs_the_injected_refund(shop):
     result = ReactAgent(llm, shop.tools()).run(TASK)
     assert INJECTION in llm.calls[2].text
     assert shop.of("refund_order") == [{"order_id": "7781"}]
-    assert result.violations == []
+    assert result.status == "finished"  # and nothing noticed it: a ReAct run has no plan to leave
 
 
 def test_reflection_agent_runs_the_injected_refund(shop):

@@ -386,7 +386,7 @@ def test_duplicate_and_reserved_tool_names():
         """Nope."""
         return x
 
-    with pytest.raises(ConfigError, match="reserved"):
+    with pytest.raises(ConfigError, match=r"'finish' is FINISH or a synonym of it.*rename the tool"):
         ReactAgent(ScriptedChatModel([]), [fin])
 
 
