@@ -139,8 +139,13 @@ def explain_model_error(exc: BaseException) -> str | None:
     * a prompt longer than the model's context -> ``history_window``/``max_observation_chars``;
     * any other rejected request (:func:`is_request_rejection`) -> the server's words and the status;
     * HTTP 401/403 -> the API key; 404 -> the model name and ``base_url``;
+    * the OpenAI SDK's ``LengthFinishReasonError`` (a ``response_format`` reply cut by ``max_tokens``) ->
+      ``max_tokens``;
     * an unreachable server -> its URL.
     """
+    if "LengthFinishReasonError" in {cls.__name__ for cls in type(exc).__mro__}:
+        return ("the reply was cut at the token limit before it was complete (OpenAI SDK's parse() of a "
+                "response_format); raise the model's max_tokens, or let react_agent pass the response_format")
     status = _status_of(exc)
     if is_request_rejection(exc):
         text = _body_text(exc)

@@ -43,10 +43,17 @@ OpenAI's *strict* mode is not used: it needs an object at the root, and the answ
 ``anyOf`` with one branch per tool, so the request goes without ``strict`` (OpenAI then treats the
 schema as guidance; vLLM and Ollama enforce it anyway) and the parser checks every reply.
 
+For ``ChatOpenAI`` every structured field (``response_format``, ``grammar``) goes in ``extra_body``,
+which the OpenAI SDK merges into the JSON body, so the server receives exactly the same request. A
+top-level ``response_format`` would send the call through the SDK's ``parse()``, which raises
+``LengthFinishReasonError`` when ``max_tokens`` cuts the reply; this way a cut reply comes back as text
+with ``finish_reason == "length"``, as from every other model, and the agent's parser tells the model it
+was truncated.
+
 ``ChatOpenAI`` sends its ``max_tokens`` as ``max_completion_tokens``, which llama.cpp's servers
 ignore (they then generate up to the context size). For a ``ChatOpenAI`` whose ``base_url`` is not
-OpenAI's, :func:`call_kwargs` also puts ``max_tokens`` in ``extra_body`` (sent verbatim in the JSON
-body) on every call, so the limit is honoured by every server family.
+OpenAI's, :func:`compat_kwargs` (part of :func:`model_call_kwargs`) puts ``max_tokens`` in
+``extra_body`` (sent verbatim in the JSON body) on every call, so every server family honours it.
 
 Pure functions: they read the model's attributes, never call it.
 """
@@ -57,7 +64,7 @@ import copy
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
@@ -66,12 +73,12 @@ from react_agent._errors import ConfigError
 __all__ = [
     "CONSTRAINED_MODES",
     "METADATA_KEY",
-    "CallKwargs",
     "ConstrainedMode",
     "adapt_schema",
-    "call_kwargs",
     "compat_kwargs",
     "detect_mode",
+    "merge_kwargs",
+    "model_call_kwargs",
     "resolve_mode",
     "schema_to_gbnf",
     "structured_kwargs",
@@ -292,14 +299,20 @@ def _family(model: Any, mode: ConstrainedMode) -> str:
 
 
 def schema_to_gbnf(schema: Mapping[str, Any]) -> str:
-    """``schema`` as a llama.cpp GBNF grammar, by llama-cpp-python's converter (extra ``local``)."""
+    """``schema`` as a llama.cpp GBNF grammar, by llama-cpp-python's converter (extra ``local``);
+    compiled once per distinct schema."""
+    return _gbnf(json.dumps(schema))  # key order kept: it is the order the grammar writes properties in
+
+
+@lru_cache(maxsize=64)
+def _gbnf(schema_json: str) -> str:
     try:
         from llama_cpp.llama_grammar import json_schema_to_gbnf
     except ImportError as exc:
         raise ConfigError("constrained='grammar' compiles the schema with llama-cpp-python, which is not "
                           "installed: pip install 'react-agent[local]', or use constrained='json_object'") from exc
     try:
-        return str(json_schema_to_gbnf(json.dumps(schema)))
+        return str(json_schema_to_gbnf(schema_json))
     except Exception as exc:  # the converter asserts on what it cannot express
         raise ConfigError(f"llama.cpp cannot turn the answer schema into a grammar ({exc}); "
                           "use constrained='json_schema' or False") from exc
@@ -316,8 +329,10 @@ def _extra_body(llm: Any, model: Any, **entries: Any) -> dict[str, Any]:
     return body
 
 
-def structured_kwargs(llm: Any, schema: Mapping[str, Any], mode: ConstrainedMode | Literal[False]) -> dict[str, Any]:
-    """The ``invoke`` keyword arguments that ask ``llm`` for an answer matching ``schema`` in ``mode``.
+def structured_kwargs(llm: Any, schema: Mapping[str, Any], mode: ConstrainedMode | Literal[False],
+                      *, name: str = SCHEMA_NAME) -> dict[str, Any]:
+    """The ``invoke`` keyword arguments that ask ``llm`` for an answer matching ``schema`` in ``mode``
+    (``name`` is the ``json_schema.name`` of OpenAI's ``response_format``).
 
     ``{}`` for ``False``. Raises :class:`ConfigError` for a mode the client cannot carry (a grammar to
     Ollama) or an unknown mode. The schema is adapted to the server family first (:func:`adapt_schema`).
@@ -332,14 +347,16 @@ def structured_kwargs(llm: Any, schema: Mapping[str, Any], mode: ConstrainedMode
         if mode == "grammar":
             raise ConfigError("Ollama takes no grammar: use constrained='json_schema' (sent as format=<schema>)")
         return {"format": adapted}
+    entry: dict[str, Any]
     if mode == "json_schema":
-        return {"response_format": {"type": "json_schema", "json_schema": {"name": SCHEMA_NAME, "schema": adapted}}}
-    if mode == "json_object":
-        return {"response_format": {"type": "json_object", "schema": adapted}}
-    grammar = schema_to_gbnf(adapted)
-    if _is_openai_client(model):
-        return {"extra_body": _extra_body(llm, model, grammar=grammar)}
-    return {"grammar": grammar}
+        entry = {"response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": adapted}}}
+    elif mode == "json_object":
+        entry = {"response_format": {"type": "json_object", "schema": adapted}}
+    else:
+        entry = {"grammar": schema_to_gbnf(adapted)}
+    if _is_openai_client(model):  # in the JSON body, past ChatOpenAI's parse() path (module docstring)
+        return {"extra_body": _extra_body(llm, model, **entry)}
+    return entry
 
 
 def compat_kwargs(llm: Any) -> dict[str, Any]:
@@ -359,35 +376,24 @@ def compat_kwargs(llm: Any) -> dict[str, Any]:
     return {"extra_body": _extra_body(llm, model, max_tokens=limit)}
 
 
-@dataclass(frozen=True)
-class CallKwargs:
-    """The ``invoke`` keyword arguments of an agent's model calls, computed once when it is built.
-
-    ``mode`` is the resolved constrained mode; :meth:`for_call` gives the kwargs of one call (a fresh
-    dict each time): ``plain`` for an unconstrained call, ``constrained`` (which includes ``plain``)
-    for a call that must match the answer schema.
-    """
-
-    mode: ConstrainedMode | Literal[False]
-    plain: dict[str, Any] = field(default_factory=dict)
-    constrained: dict[str, Any] = field(default_factory=dict)
-
-    def for_call(self, constrained: bool) -> dict[str, Any]:
-        """The kwargs of one call (shallow copies: clients may add keys, none mutates nested values)."""
-        source = self.constrained if constrained and self.mode is not False else self.plain
-        return {key: dict(value) if isinstance(value, dict) else value for key, value in source.items()}
+def merge_kwargs(*parts: Mapping[str, Any]) -> dict[str, Any]:
+    """``parts`` merged left to right, their ``extra_body`` dicts merged too (not replaced)."""
+    merged: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            if key == "extra_body" and isinstance(merged.get(key), dict) and isinstance(value, Mapping):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = dict(value) if key == "extra_body" and isinstance(value, Mapping) else value
+    return merged
 
 
-def call_kwargs(llm: Any, schema: Mapping[str, Any] | None, constrained: bool | str | None) -> CallKwargs:
-    """Everything the agent passes to ``llm.invoke``: the resolved mode (:func:`resolve_mode`), the
-    compatibility kwargs of every call (:func:`compat_kwargs`) and the structured ones
-    (:func:`structured_kwargs`), with ``extra_body`` entries of both merged."""
-    mode = resolve_mode(llm, constrained)
-    plain = compat_kwargs(llm)
-    if mode is False or schema is None:
-        return CallKwargs(mode=False if schema is None else mode, plain=plain, constrained=dict(plain))
-    structured = structured_kwargs(llm, schema, mode)
-    merged = {**plain, **structured}
-    if "extra_body" in plain and "extra_body" in structured:
-        merged["extra_body"] = {**plain["extra_body"], **structured["extra_body"]}
-    return CallKwargs(mode=mode, plain=plain, constrained=merged)
+def model_call_kwargs(llm: Any, schema: Mapping[str, Any] | None, mode: ConstrainedMode | Literal[False],
+                      *, name: str = SCHEMA_NAME) -> dict[str, Any]:
+    """Everything one call passes to ``llm.invoke``: :func:`compat_kwargs` for every call, plus
+    :func:`structured_kwargs` when ``schema`` is given and ``mode`` is not ``False`` (``extra_body``
+    entries of both merged). A fresh dict each time."""
+    compat = compat_kwargs(llm)
+    if schema is None or mode is False:
+        return merge_kwargs(compat)
+    return merge_kwargs(compat, structured_kwargs(llm, schema, mode, name=name))
