@@ -1,0 +1,287 @@
+"""Run many tasks: one task's run (shared by every backend), the local backend, and the batch driver.
+
+The driver keeps at most ``concurrency`` tasks in flight (tasks are read one at a time as slots free up:
+backpressure, memory flat in the number of tasks), writes each result to the results file as it arrives
+and yields it. Every task is journaled to ``<journal_dir>/<task id>.jsonl``; a task whose journal holds a
+run is resumed from it, so a batch killed at any point and started again re-runs no completed model call
+or tool call, and tasks already in the results file are not run at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from langchain_core.runnables import RunnableConfig
+
+from react_agent._core import BaseAgent
+from react_agent._errors import ConfigError
+from react_agent._journal import read_journal
+from react_agent._types import AgentResult
+from react_agent.batch._checks import run_checks, tool_calls_of
+from react_agent.batch._records import BatchSummary, ResultsFile, TaskResult
+from react_agent.batch._tasks import Task, iter_tasks, journal_name
+
+__all__ = ["AgentFactory", "BatchRun", "arun_batch", "run_batch", "run_task"]
+
+logger = logging.getLogger("react_agent")
+
+AgentFactory = Callable[[], BaseAgent]
+Backend = Literal["local", "ray"]
+
+
+# ---------------------------------------------------------------------------------------------- one task
+def _journaled_task(path: Path) -> str | None:
+    """The task text of the last run journaled in ``path``, or ``None`` when it holds no run."""
+    if not path.exists():
+        return None
+    runs = [r for r in read_journal(path) if r.get("type") == "run"]
+    return str(runs[-1].get("task", "")) if runs else None
+
+
+def _error(task: Task, message: str, started: float, *, status: str = "error", resumed: bool = False) -> TaskResult:
+    return TaskResult(id=task.id, task=task.task, status=status, error=message, resumed=resumed,
+                      seconds=round(time.monotonic() - started, 6), passed=False if task.checks else None)
+
+
+def task_result(task: Task, result: AgentResult, seconds: float, *, resumed: bool = False) -> TaskResult:
+    """The :class:`TaskResult` of a run, with its checks evaluated."""
+    checks = run_checks(task.checks, result, task) if task.checks is not None else []
+    return TaskResult(
+        id=task.id, task=task.task, status=result.status, output=result.output, error=result.error,
+        steps=len(result.steps), llm_calls=result.llm_calls, input_tokens=result.usage.input_tokens,
+        output_tokens=result.usage.output_tokens, total_tokens=result.usage.total_tokens,
+        seconds=round(seconds, 6), resumed=resumed, tool_calls=tool_calls_of(result), checks=checks,
+        passed=all(c.passed for c in checks) if task.checks is not None else None)
+
+
+async def run_task(agent: BaseAgent, task: Task, *, journal_dir: str | os.PathLike[str] | None = None,
+                   task_timeout: float | None = None) -> TaskResult:
+    """Run (or resume from its journal) one task and return its :class:`TaskResult`; never raises for the
+    run's failures: an exception, a journal problem or ``task_timeout`` become the result's status."""
+    started = time.monotonic()
+    path = None if journal_dir is None else Path(journal_dir) / journal_name(task.id)
+    config: RunnableConfig = {"metadata": {"batch_task_id": task.id}}
+    session = dict(task.session) or None
+    resumed = False
+    try:
+        journaled = None if path is None else _journaled_task(path)
+        if journaled is not None and path is not None:
+            if journaled != task.task:
+                return _error(task, f"the journal {path} holds another task text for the id {task.id!r}; the "
+                                    f"tasks file changed: give the task a new id or remove its journal", started)
+            resumed = True
+            coro: Awaitable[AgentResult] = (agent.aresume(path, config=config, session=session) if session
+                                            else agent.aresume(path, config=config))
+        else:
+            coro = agent.arun(task.task, config=config, journal=path, session=session)
+        result = await (coro if task_timeout is None else asyncio.wait_for(coro, task_timeout))
+    except asyncio.TimeoutError:
+        return _error(task, f"the task took longer than {task_timeout} s (task_timeout)", started, status="timeout",
+                      resumed=resumed)
+    except Exception as exc:  # one task's failure never stops the batch
+        logger.warning("batch task %s failed: %s", task.id, type(exc).__name__)
+        return _error(task, f"{type(exc).__name__}: {exc}", started, resumed=resumed)
+    return task_result(task, result, time.monotonic() - started, resumed=resumed)
+
+
+# ---------------------------------------------------------------------------------------------- backends
+class _Backend(Protocol):
+    capacity: int
+
+    async def start(self) -> None: ...
+
+    def submit(self, task: Task) -> Awaitable[TaskResult]: ...
+
+    async def close(self) -> None: ...
+
+
+def _build(agent_or_factory: BaseAgent | AgentFactory) -> BaseAgent:
+    agent = agent_or_factory if isinstance(agent_or_factory, BaseAgent) else agent_or_factory()
+    if not isinstance(agent, BaseAgent):
+        raise ConfigError(f"the agent factory returned a {type(agent).__name__}, not a react_agent agent")
+    return agent
+
+
+class _LocalBackend:
+    """Runs tasks as asyncio tasks of this process, on one agent (built once by the factory)."""
+
+    def __init__(self, agent_or_factory: BaseAgent | AgentFactory, *, concurrency: int,
+                 journal_dir: Path | None, task_timeout: float | None) -> None:
+        self.agent_or_factory, self.capacity = agent_or_factory, concurrency
+        self.journal_dir, self.task_timeout = journal_dir, task_timeout
+        self.agent: BaseAgent | None = None
+
+    async def start(self) -> None:
+        self.agent = _build(self.agent_or_factory)
+
+    def submit(self, task: Task) -> Awaitable[TaskResult]:
+        assert self.agent is not None
+        return asyncio.ensure_future(run_task(self.agent, task, journal_dir=self.journal_dir,
+                                              task_timeout=self.task_timeout))
+
+    async def close(self) -> None:
+        return None
+
+
+def _backend(agent_or_factory: BaseAgent | AgentFactory, *, backend: Backend, concurrency: int,
+             journal_dir: Path | None, task_timeout: float | None, ray_options: dict[str, Any]) -> _Backend:
+    if backend == "local":
+        if ray_options:
+            raise ConfigError(f"{', '.join(sorted(ray_options))}: only for backend='ray'")
+        return _LocalBackend(agent_or_factory, concurrency=concurrency, journal_dir=journal_dir,
+                             task_timeout=task_timeout)
+    if backend == "ray":
+        from react_agent.batch._ray import RayBackend
+
+        return RayBackend(agent_or_factory, concurrency=concurrency, journal_dir=journal_dir,
+                          task_timeout=task_timeout, **ray_options)
+    raise ConfigError(f"backend must be 'local' or 'ray', got {backend!r}")
+
+
+# ---------------------------------------------------------------------------------------------- the driver
+def _check_options(concurrency: int, task_timeout: float | None) -> None:
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if task_timeout is not None and (isinstance(task_timeout, bool) or not isinstance(task_timeout, (int, float))
+                                     or task_timeout <= 0):
+        raise ConfigError(f"task_timeout must be positive seconds or None, got {task_timeout!r}")
+
+
+def _journal_dir(journal_dir: str | os.PathLike[str] | None) -> Path | None:
+    if journal_dir is None:
+        return None
+    path = Path(journal_dir)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"journal_dir {os.fspath(journal_dir)!r} is a file; pass a folder")
+    path.mkdir(parents=True, exist_ok=True)
+    return path.resolve()
+
+
+async def arun_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable[Any] | str | os.PathLike[str], *,
+                     concurrency: int = 16, journal_dir: str | os.PathLike[str] | None = None,
+                     out: str | os.PathLike[str] | None = None, backend: Backend = "local",
+                     task_timeout: float | None = None, summary: BatchSummary | None = None,
+                     **ray_options: Any) -> AsyncGenerator[TaskResult, None]:
+    """Async :func:`run_batch`: an async iterator of the results as tasks complete (in this event loop)."""
+    _check_options(concurrency, task_timeout)
+    summary = summary if summary is not None else BatchSummary()
+    journals = _journal_dir(journal_dir)
+    results = ResultsFile(out) if out is not None else None
+    runner = _backend(agent_or_factory, backend=backend, concurrency=concurrency, journal_dir=journals,
+                      task_timeout=task_timeout, ray_options=ray_options)
+    started = time.monotonic()
+    pending: dict[asyncio.Future[TaskResult], Task] = {}
+    try:
+        if results is not None:
+            for previous in results.previous():
+                summary.add(previous, previous=True)
+        done_before = results.done if results is not None else set()
+        source: Iterator[Task] = iter_tasks(tasks)
+        exhausted = False
+        await runner.start()
+        while True:
+            while not exhausted and len(pending) < runner.capacity:
+                task = next(source, None)
+                if task is None:
+                    exhausted = True
+                elif task.id not in done_before:
+                    pending[asyncio.ensure_future(runner.submit(task))] = task
+                    summary.running = len(pending)
+            if not pending:
+                break
+            finished, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for future in finished:
+                task = pending.pop(future)
+                summary.running = len(pending)
+                result = future.result()
+                if results is not None:
+                    results.write(result)
+                summary.add(result)
+                summary.elapsed = time.monotonic() - started
+                yield result
+    finally:
+        for future in pending:
+            future.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        summary.running = 0
+        summary.elapsed = time.monotonic() - started
+        try:
+            await runner.close()
+        finally:
+            if results is not None:
+                results.close()
+
+
+class BatchRun:
+    """The results of :func:`run_batch` as they complete (iterate once), and :attr:`summary`, live while
+    the batch runs and final after it. Iterating runs the batch in a private event loop of this thread."""
+
+    def __init__(self, make: Callable[[BatchSummary], AsyncGenerator[TaskResult, None]], concurrency: int) -> None:
+        self.summary = BatchSummary()
+        self._make, self._concurrency, self._started = make, concurrency, False
+
+    def __iter__(self) -> Iterator[TaskResult]:
+        if self._started:
+            raise RuntimeError("a BatchRun can be iterated once")
+        self._started = True
+        loop = asyncio.new_event_loop()
+        executor = ThreadPoolExecutor(max_workers=min(max(self._concurrency, 8), 256),
+                                      thread_name_prefix="react-agent-batch")
+        loop.set_default_executor(executor)  # sync-only models run here: as many threads as runs in flight
+        results = self._make(self.summary)
+        try:
+            while True:
+                try:
+                    yield loop.run_until_complete(results.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            try:
+                loop.run_until_complete(results.aclose())
+            finally:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+                executor.shutdown(wait=False, cancel_futures=True)
+
+    def run(self) -> BatchSummary:
+        """Run the whole batch (results go to the results file only) and return the summary."""
+        for _ in self:
+            pass
+        return self.summary
+
+
+def run_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable[Any] | str | os.PathLike[str], *,
+              concurrency: int = 16, journal_dir: str | os.PathLike[str] | None = None,
+              out: str | os.PathLike[str] | None = None, backend: Backend = "local",
+              task_timeout: float | None = None, **ray_options: Any) -> BatchRun:
+    """Run ``tasks`` with an agent; returns a :class:`BatchRun` yielding each :class:`TaskResult` as it
+    completes, with a live :attr:`BatchRun.summary`.
+
+    - ``agent_or_factory``: an agent (one agent serves every concurrent run) or a callable building one
+      (called once for the local backend, once per worker on Ray).
+    - ``tasks``: a JSONL file path, or an iterable of task strings, mappings (``id``, ``task``, ``session``,
+      ``checks``) or :class:`Task` s; read one at a time.
+    - ``concurrency``: tasks in flight at most (all workers together).
+    - ``journal_dir``: a folder for one journal per task (``<task id>.jsonl``); a task whose journal holds a
+      run is resumed from it. ``None``: no journals (a killed batch then runs its unfinished tasks anew).
+    - ``out``: the results file (JSONL, one line per task, appended as tasks end); tasks already in it are
+      not run again.
+    - ``backend``: ``"local"`` (asyncio in this process) or ``"ray"`` (``pip install 'react-agent[ray]'``);
+      Ray options: ``ray_address``, ``workers``, ``worker_cpus``, ``max_restarts``, ``max_task_retries``.
+    - ``task_timeout``: seconds a task may take before it is cancelled with status ``"timeout"``.
+    """
+    _check_options(concurrency, task_timeout)
+
+    def make(summary: BatchSummary) -> AsyncGenerator[TaskResult, None]:
+        return arun_batch(agent_or_factory, tasks, concurrency=concurrency, journal_dir=journal_dir, out=out,
+                          backend=backend, task_timeout=task_timeout, summary=summary, **ray_options)
+
+    return BatchRun(make, concurrency)
