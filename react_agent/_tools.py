@@ -1,27 +1,58 @@
 """The tool registry: normalise tools, describe them for the prompt, validate and run calls.
 
-Tools are langchain-core ``BaseTool`` objects (``@tool`` functions and ``StructuredTool`` included);
-plain typed Python functions are wrapped with ``StructuredTool.from_function``. What a call produces is
-always an :class:`Outcome` (an observation), never an exception: invalid arguments, tool exceptions and
-timeouts are the model's to read and fix.
+Tools are langchain-core ``BaseTool`` objects (``@tool`` functions and ``StructuredTool`` included,
+sync or async); plain typed Python functions, ``async def`` ones included, are wrapped with
+``StructuredTool.from_function``. Running a call (:func:`run_sync`, :func:`run_async`) either returns
+the tool's result, or raises :class:`ToolTimeout` or :class:`ToolError`, whose text is safe to show
+the model: invalid arguments, tool exceptions, error results and timeouts are the model's to read
+and fix. :func:`stringify` turns a result into observation text (see ``_results``).
+
+Sync and async tools run under both ``run`` and ``arun``:
+
+- ``run``: a sync tool is called (in a daemon thread when it has a timeout); an async-only tool, or
+  an awaitable a sync tool returns, runs to completion on a private event loop in a daemon thread.
+- ``arun``: an async tool is awaited (cancelled at its timeout); a sync-only tool runs in a daemon
+  thread of its own, never in the event loop's default executor; an awaitable it returns is awaited.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
+import inspect
+import time
+import unicodedata
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, StructuredTool, Tool, ToolException
 from pydantic import BaseModel, ValidationError
 
 from react_agent._errors import ConfigError
-from react_agent._timeouts import DeadlineExceeded, acall_within, call_within
+from react_agent._parser import _FINISH_NAMES, _MAX_NAME, _NONE_NAMES, _canon
+from react_agent._results import error_text, result_error, safe_str, stringify, tool_outcome
+from react_agent._timeouts import (
+    DeadlineExceeded,
+    acall_in_thread,
+    acall_within,
+    call_within,
+    run_awaitable_within,
+)
 from react_agent._types import FINISH
 
-__all__ = ["Outcome", "ToolLike", "ToolRegistry", "ToolTimeout"]
+__all__ = [
+    "Outcome",
+    "ToolError",
+    "ToolLike",
+    "ToolRegistry",
+    "ToolTimeout",
+    "error_text",
+    "name_problem",
+    "run_async",
+    "run_sync",
+    "stringify",
+    "tool_outcome",
+]
 
 ToolLike = BaseTool | Callable[..., Any]
 
@@ -31,6 +62,14 @@ _JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "bo
 
 class ToolTimeout(Exception):
     """A tool call ran past its timeout and was abandoned (not a ``TimeoutError`` the tool raised itself)."""
+
+
+class ToolError(Exception):
+    """A tool call failed: the tool raised, or its result reports an error (MCP ``isError``, a
+    ``ToolMessage`` with ``status="error"``, an error its ``handle_tool_error`` turned into content).
+
+    ``str()`` is the text for the model and never fails; the tool's own exception is ``__cause__``.
+    """
 
 
 @dataclass(frozen=True)
@@ -53,8 +92,41 @@ def _to_tool(obj: ToolLike) -> BaseTool:
             raise ConfigError(
                 f"function {getattr(obj, '__name__', obj)!r} has no docstring: the model needs a description"
             )
+        if inspect.iscoroutinefunction(obj):
+            return StructuredTool.from_function(coroutine=obj)
         return StructuredTool.from_function(obj)
     raise ConfigError(f"{obj!r} is not a tool: pass a langchain BaseTool, an @tool function or a typed function")
+
+
+def name_problem(name: object) -> str | None:
+    """Why a model could not call a tool by this name, or ``None`` when the name is fine.
+
+    The rule: a tool name is 1 to 128 printable characters without leading or trailing whitespace,
+    that the parser reads back unchanged, and that the parser does not give another meaning to: not
+    FINISH or a FINISH synonym (``final_answer``, ``Final Answer``...), not a name containing "final
+    answer", not a "no action" word (``none``, ``null``, ``n/a``...).
+    """
+    if not isinstance(name, str):
+        return f"is a {type(name).__name__}, not a string"
+    if not name.strip():
+        return "is empty"
+    if name != name.strip():
+        return "has leading or trailing whitespace, which the parser strips"
+    if len(name) > _MAX_NAME:
+        return f"is {len(name)} characters long; the parser refuses names over {_MAX_NAME}"
+    if any(unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp") for c in name):
+        return "contains a control, line-break or invisible character that a model cannot write in an action"
+    canon = _canon(name)
+    if name.upper() == FINISH or canon in _FINISH_NAMES:
+        return "is FINISH or a synonym of it: the parser takes a call to it as the final answer"
+    if "final answer" in canon:
+        return "contains 'final answer': the parser refuses such an action as ambiguous"
+    if canon in _NONE_NAMES:
+        return "means 'no action' to the parser"
+    if _parser_changes(name):
+        return ("would be read differently by the parser (surrounding quotes, backticks, asterisks or brackets, "
+                "a trailing '.' or ':', or a '(...)' suffix)")
+    return None
 
 
 def _model_schema(model: Any) -> dict[str, Any]:
@@ -129,8 +201,19 @@ def tool_spec(tool: BaseTool, schema: dict[str, Any] | None = None) -> dict[str,
     return {"name": tool.name, "description": tool.description, "args": args}
 
 
+def _parser_changes(name: str) -> bool:
+    """Whether the classic text format (``Action: name``) would read ``name`` as another name."""
+    bracketed = name.startswith("[") and name.endswith("]")
+    suffixed = name.find("(") > 0 and name.endswith(")")
+    return name.strip("*`'\" ").rstrip(".:") != name or bracketed or suffixed
+
+
 class ToolRegistry:
-    """The tools of one agent, by name. Duplicate or reserved names are a :class:`ConfigError`."""
+    """The tools of one agent, by name.
+
+    Duplicate names, and names that a model cannot call (see :func:`name_problem`), are a
+    :class:`ConfigError`.
+    """
 
     def __init__(self, tools: Sequence[ToolLike]) -> None:
         if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
@@ -138,8 +221,12 @@ class ToolRegistry:
         self.tools: dict[str, BaseTool] = {}
         for obj in tools:
             tool = _to_tool(obj)
-            if tool.name.upper() == FINISH:
-                raise ConfigError(f"tool name {tool.name!r} is reserved for the final answer: rename the tool")
+            problem = name_problem(tool.name)
+            if problem is not None:
+                raise ConfigError(
+                    f"tool name {safe_str(tool.name)!r} {problem}: rename the tool (for example with "
+                    "@tool('a_name') or StructuredTool.from_function(..., name='a_name'))"
+                )
             if tool.name in self.tools:
                 raise ConfigError(f"two tools are named {tool.name!r}: tool names must be unique")
             self.tools[tool.name] = tool
@@ -195,33 +282,168 @@ def _validation_text(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def stringify(result: Any) -> str:
-    """A tool result as observation text (messages and artifacts reduced to their content)."""
-    content = getattr(result, "content", result)
-    if isinstance(content, str):
-        return content
-    try:
-        return json.dumps(content, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(content)
+# -- running a call ----------------------------------------------------------------------------------
 
 
 def run_sync(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None, timeout: float | None) -> Any:
-    """Invoke ``tool``; with a timeout, in a worker thread that is abandoned when time runs out.
+    """Run ``tool`` from sync code and return its result, within ``timeout`` seconds (``None``: no limit).
 
-    Raises :class:`ToolTimeout` on timeout; the tool's own exceptions propagate to the caller.
+    - A sync tool is called in this thread, or with a timeout in a daemon thread that is abandoned when
+      time runs out (it keeps running until the tool returns; its result is dropped; it cannot delay
+      interpreter exit).
+    - An async-only tool (``@tool async def``, a ``StructuredTool`` with only ``coroutine=`` such as MCP
+      tools), and any awaitable a sync tool returns, run to completion on a private event loop in a
+      daemon thread; at the timeout the task is cancelled there.
+
+    Raises :class:`ToolTimeout` when time runs out, :class:`ToolError` when the tool raises or its
+    result reports an error; never the tool's own exception.
     """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    runnable = _marking_handled_errors(tool)
+    name = f"tool-{tool.name}"
     try:
-        return call_within(lambda: tool.invoke(args, config), timeout, name=f"tool-{tool.name}")
+        if _async_only(tool):
+            result = run_awaitable_within(lambda: runnable.ainvoke(args, config), timeout, name=name)
+        else:
+            result = call_within(lambda: runnable.invoke(args, config), timeout, name=name)
+        if inspect.isawaitable(result):
+            result = _finish_sync(result, _left(deadline), name)
     except DeadlineExceeded:
         raise ToolTimeout(f"{tool.name} timed out after {timeout} s") from None
+    except Exception as exc:
+        raise ToolError(error_text(exc)) from exc
+    return _checked(result)
 
 
 async def run_async(
     tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None, timeout: float | None
 ) -> Any:
-    """Await ``tool.ainvoke``, cancelled after ``timeout`` seconds (sync tools run in a thread)."""
+    """Run ``tool`` from async code and return its result, within ``timeout`` seconds (``None``: no limit).
+
+    An async tool is awaited and cancelled at the timeout (it receives ``CancelledError``). A sync-only
+    tool runs in a daemon thread of its own (never the event loop's default executor, which
+    ``asyncio.run`` joins at the end), abandoned at the timeout as in :func:`run_sync`. An awaitable
+    a sync tool returns is awaited within the time left. Raises like :func:`run_sync`.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    runnable = _marking_handled_errors(tool)
     try:
-        return await acall_within(lambda: tool.ainvoke(args, config), timeout)
+        if _native_async(tool):
+            result = await acall_within(lambda: runnable.ainvoke(args, config), timeout)
+        else:
+            result = await acall_in_thread(lambda: runnable.invoke(args, config), timeout, name=f"tool-{tool.name}")
+        if inspect.isawaitable(result):
+            result = await _finish_async(result, _left(deadline))
     except DeadlineExceeded:
         raise ToolTimeout(f"{tool.name} timed out after {timeout} s") from None
+    except Exception as exc:
+        raise ToolError(error_text(exc)) from exc
+    return _checked(result)
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else deadline - time.monotonic()
+
+
+def _finish_sync(awaitable: Awaitable[Any], seconds: float | None, name: str) -> Any:
+    if seconds is not None and seconds <= 0:
+        _discard(awaitable)
+        raise DeadlineExceeded
+    return run_awaitable_within(lambda: awaitable, seconds, name=name)
+
+
+async def _finish_async(awaitable: Awaitable[Any], seconds: float | None) -> Any:
+    if seconds is not None and seconds <= 0:
+        _discard(awaitable)
+        raise DeadlineExceeded
+    return await acall_within(lambda: awaitable, seconds)
+
+
+def _discard(awaitable: Awaitable[Any]) -> None:
+    """Close a coroutine that will never run (no 'never awaited' warning)."""
+    close = getattr(awaitable, "close", None)
+    if inspect.iscoroutine(awaitable) and callable(close):
+        close()
+
+
+def _checked(result: Any) -> Any:
+    """``result``, or :class:`ToolError` when it reports an error."""
+    if isinstance(result, _HandledError):
+        raise ToolError(result.text)
+    error = result_error(result)
+    if error is not None:
+        raise ToolError(error)
+    return result
+
+
+def _plain_structured(tool: BaseTool) -> bool:
+    """A ``StructuredTool``/``Tool`` whose sync and async paths are the stock ones (``func``/``coroutine``)."""
+    cls = type(tool)
+    return isinstance(tool, (StructuredTool, Tool)) and cls._run in (StructuredTool._run, Tool._run) and (
+        cls._arun in (StructuredTool._arun, Tool._arun)
+    )
+
+
+def _async_only(tool: BaseTool) -> bool:
+    """A tool with an async path and no sync one (sync ``invoke`` would raise NotImplementedError)."""
+    plain = _plain_structured(tool)
+    return plain and getattr(tool, "func", None) is None and getattr(tool, "coroutine", None) is not None
+
+
+def _native_async(tool: BaseTool) -> bool:
+    """Whether ``ainvoke`` really awaits the tool rather than running its sync path in an executor."""
+    if _plain_structured(tool):
+        return getattr(tool, "coroutine", None) is not None
+    cls = type(tool)
+    stock_ainvoke = (BaseTool.ainvoke, StructuredTool.ainvoke, Tool.ainvoke)
+    return cls._arun is not BaseTool._arun or cls.ainvoke not in stock_ainvoke
+
+
+# -- errors a tool hands back as content --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _HandledError:
+    """What a tool's ``handle_tool_error``/``handle_validation_error`` made of an error, marked as one."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _marking_handled_errors(tool: BaseTool) -> BaseTool:
+    """``tool``, or a shallow copy whose error handlers mark their content as an error.
+
+    LangChain returns handled errors as ordinary content when a tool is invoked with plain arguments,
+    so without the mark an MCP ``isError`` result (langchain-mcp-adapters' ``handle_tool_errors=True``)
+    would reach the model as a success.
+    """
+    updates: dict[str, Any] = {}
+    if tool.handle_tool_error:
+        updates["handle_tool_error"] = _tool_error_marker(tool.handle_tool_error)
+    if tool.handle_validation_error:
+        updates["handle_validation_error"] = _validation_error_marker(tool.handle_validation_error)
+    return tool.model_copy(update=updates) if updates else tool
+
+
+def _tool_error_marker(flag: Any) -> Callable[[ToolException], Any]:
+    def handle(exc: ToolException) -> _HandledError:
+        if isinstance(flag, str):
+            return _HandledError(flag)
+        if callable(flag):
+            return _HandledError(stringify(flag(exc)))
+        return _HandledError(stringify(exc.args[0]) if exc.args else "Tool execution error")
+
+    return handle
+
+
+def _validation_error_marker(flag: Any) -> Callable[[Any], Any]:
+    def handle(exc: Any) -> _HandledError:
+        if isinstance(flag, str):
+            return _HandledError(flag)
+        if callable(flag):
+            return _HandledError(stringify(flag(exc)))
+        return _HandledError("Tool input validation error")
+
+    return handle
