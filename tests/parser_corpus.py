@@ -492,9 +492,9 @@ CASES: list[Case] = [
     Case(
         "li_issue_12455_inline_call_without_input",
         'Thought: I need to use a tool to help me answer the question.\nAction: xxx ({"input": "xxxxxxxxx"})',
-        None,
-        "https://github.com/run-llama/llama_index/issues/12455",
-        reason="invalid_input",
+        _act("xxx", {"input": "xxxxxxxxx"}, "I need to use a tool to help me answer the question."),
+        "https://github.com/run-llama/llama_index/issues/12455 (LlamaIndex refuses; the arguments written inline "
+        "after the name are the call)",
     ),
     Case(
         "li_issue_12460_cut_thought",
