@@ -6,11 +6,18 @@ string or the raised exception.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
+import string
+import subprocess
+import sys
+import textwrap
 import threading
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.tools import BaseTool, ToolException
@@ -18,6 +25,7 @@ from pydantic import ValidationError
 
 from react_agent._errors import ConfigError
 from react_agent.demo import (
+    DEMO_EXAMPLES,
     MAX_EXPRESSION_LENGTH,
     SEED_TASKS,
     CalculatorError,
@@ -131,6 +139,101 @@ def test_seed_tasks_exist_in_both_languages() -> None:
     assert SEED_TASKS["ru"][0] == "Зарегистрируй пользователя Ivan с email ivan@test.com"
     assert SEED_TASKS["en"][1] == "Register user Viacheslav with email Viacheslav@test.com and find user Ivan"
     assert len(SEED_TASKS["ru"]) == len(SEED_TASKS["en"]) == 2
+
+
+# --------------------------------------------------------------------------------------------------
+# texts as data: strings/<lang>.json, one argument model per tool, nothing done at import
+# --------------------------------------------------------------------------------------------------
+
+
+def _strings_file(lang: str) -> Any:
+    """The parsed ``react_agent/demo/strings/<lang>.json`` of the imported package."""
+    source = resources.files("react_agent.demo") / "strings" / f"{lang}.json"
+    return json.loads(source.read_text(encoding="utf-8"))
+
+
+def _shape(data: Any, path: str = "") -> dict[str, set[str]]:
+    """Every text of a strings file by its key path, with the ``{fields}`` of its format template."""
+    if isinstance(data, dict):
+        return {k: v for key, value in data.items() for k, v in _shape(value, f"{path}/{key}").items()}
+    if isinstance(data, list):
+        return {k: v for i, value in enumerate(data) for k, v in _shape(value, f"{path}[{i}]").items()}
+    return {path: {name for _, name, _, _ in string.Formatter().parse(data) if name}}
+
+
+def test_both_languages_have_the_same_texts_with_the_same_placeholders() -> None:
+    """ru.json and en.json have the same keys, and each text fills the same ``{fields}`` in both languages."""
+    ru, en = _shape(_strings_file("ru")), _shape(_strings_file("en"))
+    assert sorted(ru) == sorted(en)
+    assert {key: fields for key, fields in ru.items() if en[key] != fields} == {}
+    assert "/errors/user_exists" in ru and "/tools/search_db/arguments/limit" in ru
+    assert "{allowed}" in _strings_file("en")["errors"]["calc_syntax"]
+
+
+_IMPORT_PROBE = textwrap.dedent("""
+    import json, sys
+    opened = []
+    sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" else None)
+    import react_agent.demo as demo
+    from react_agent.demo._common import demo_strings
+    at_import = [p for p in opened if p.endswith(".json")]
+    cached_at_import = demo_strings.cache_info().currsize
+    examples = demo.DEMO_EXAMPLES["en"]
+    print(json.dumps({"at_import": at_import, "cached_at_import": cached_at_import,
+                      "after_lookup": [p for p in opened if p.endswith(".json")], "examples": len(examples)}))
+""")
+
+
+def test_importing_the_package_reads_no_strings_and_builds_no_examples(tmp_path: Path) -> None:
+    """A fresh interpreter imports react_agent.demo without opening a strings file (so without building
+    SEED_TASKS or DEMO_EXAMPLES, which are made from it); the first lookup of a language reads its file."""
+    proc = subprocess.run([sys.executable, "-c", _IMPORT_PROBE], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["at_import"] == [] and report["cached_at_import"] == 0
+    assert [Path(p).name for p in report["after_lookup"]] == ["en.json"]
+    assert report["examples"] == 6
+
+
+def test_lazy_mappings_behave_like_the_dicts_they_replace() -> None:
+    """DEMO_EXAMPLES and SEED_TASKS: keys ru and en, KeyError for others, a fresh list on every lookup."""
+    assert sorted(DEMO_EXAMPLES) == sorted(SEED_TASKS) == ["en", "ru"]
+    assert "de" not in DEMO_EXAMPLES and DEMO_EXAMPLES.get("de") is None
+    with pytest.raises(KeyError):
+        SEED_TASKS["de"]
+    tasks = SEED_TASKS["en"]
+    tasks.append("changed by the caller")
+    assert len(SEED_TASKS["en"]) == 2
+    assert DEMO_EXAMPLES["en"] == DEMO_EXAMPLES["en"] and DEMO_EXAMPLES["en"] != DEMO_EXAMPLES["ru"]
+
+
+def _without_descriptions(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _without_descriptions(v) for k, v in schema.items() if k not in ("description", "title")}
+    if isinstance(schema, list):
+        return [_without_descriptions(v) for v in schema]
+    return schema
+
+
+def test_one_argument_model_per_tool_described_in_each_language(tmp_path: Path) -> None:
+    """Both languages' argument models derive from one model per tool: the schemas the model sees differ only
+    in their descriptions (taken from the strings files), types, defaults and limits are the same."""
+    ru = {t.name: t for t in make_demo_tools(db_path=tmp_path / "ru.db", root=tmp_path, lang="ru")}
+    en = {t.name: t for t in make_demo_tools(db_path=tmp_path / "en.db", root=tmp_path, lang="en")}
+    for name in ru:
+        ru_model, en_model = ru[name].args_schema, en[name].args_schema
+        assert isinstance(ru_model, type) and isinstance(en_model, type)
+        assert ru_model.__base__ is en_model.__base__, name
+        ru_schema = ru[name].tool_call_schema.model_json_schema()  # type: ignore[union-attr]
+        en_schema = en[name].tool_call_schema.model_json_schema()  # type: ignore[union-attr]
+        assert _without_descriptions(ru_schema) == _without_descriptions(en_schema), name
+        texts = _strings_file("ru")["tools"][name]
+        assert ru_schema["description"] == ru[name].description
+        assert {k: p["description"] for k, p in ru_schema["properties"].items()} == texts["arguments"]
+    limit = en["search_db"].tool_call_schema.model_json_schema()["properties"]["limit"]  # type: ignore[union-attr]
+    assert limit["anyOf"][0] == {"type": "integer", "minimum": 1, "maximum": 100}
+    assert make_search_db_tool(UserDB(tmp_path / "x.db"), lang="en").args_schema is en["search_db"].args_schema
 
 
 def test_seed_scenario_register_then_find(register: BaseTool, search: BaseTool) -> None:
