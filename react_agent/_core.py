@@ -517,6 +517,7 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
             self._end_timeout(state)
             return None
         except ModelCallError as exc:
+            journal.secrets = secret_values(self.llm)  # tokens the client obtained during the call too
             error = journal.redact(f"model call failed: {exc}")
             logger.warning("%s: %s", self.name, error)
             state.end("error", state.last_observation, error)
@@ -524,6 +525,8 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
             return None
         reply = self._count(state, ModelReply(message_text(message), message_usage(message),
                                               time.monotonic() - started))
+        if journal.path is not None and not state.llm_calls > 1:
+            journal.secrets = secret_values(self.llm)  # a token the client obtained in its first call
         journal.model_done(reply.text, reply.usage, reply.seconds)
         return reply
 
@@ -590,6 +593,7 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
     def _failed(self, state: RunState, exc: Exception) -> Exception:
         if isinstance(exc, (JournalError, ConfigError)):
             return exc
+        _journal(state).secrets = secret_values(self.llm)
         return RunError(_journal(state).redact(f"{self.name} run failed: {_safe_repr(exc)}"), state.steps)
 
     def _check(self, action: AgentAction, key: str | None) -> Outcome | tuple[Any, dict[str, Any]]:

@@ -135,23 +135,67 @@ def _secret_text(value: Any) -> str | None:
     return value if isinstance(value, str) and len(value) >= _MIN_SECRET else None
 
 
-def secret_values(llm: Any) -> tuple[str, ...]:
-    """The secret strings of a model: values of :data:`SECRET_FIELDS` and of its ``lc_secrets`` settings,
-    and of the environment variables ``lc_secrets`` names. Longest first."""
+_CLIENT_ATTRS = ("_client", "client", "async_client", "root_client", "root_async_client", "_async_client")
+_TOKEN_ATTRS = ("token", "access_token", "_access_token", "api_key", "_api_key", "bearer_token", "auth_token")
+
+
+def _models(llm: Any) -> list[Any]:
+    """``llm`` and the models it wraps (``bind``, ``with_retry``, ``with_config``, ``with_fallbacks``)."""
+    found, todo = [], [llm]
+    while todo and len(found) < 16:
+        item = todo.pop()
+        if item is None or any(item is f for f in found):
+            continue
+        found.append(item)
+        todo += [getattr(item, "bound", None), getattr(item, "runnable", None),
+                 *list(getattr(item, "fallbacks", None) or [])]
+    return found
+
+
+def _runtime_tokens(model: Any) -> set[str]:
+    """Tokens a model's client obtained at run time (GigaChat's access token, an OpenAI client's key...).
+    Only clients already created are read: nothing is created or fetched here."""
     found: set[str] = set()
-    declared: Mapping[str, str] = {}
-    try:
-        declared = dict(getattr(llm, "lc_secrets", {}) or {})
-    except Exception:  # a model with a broken property: fall back to the known names
-        declared = {}
-    for name in (*SECRET_FIELDS, *declared):
-        text = _secret_text(getattr(llm, name, None))
-        if text:
-            found.add(text)
-    for env in declared.values():
-        text = _secret_text(os.environ.get(str(env)))
-        if text:
-            found.add(text)
+    attributes = {**getattr(model, "__dict__", {}), **(getattr(model, "__pydantic_private__", None) or {})}
+    for name in _CLIENT_ATTRS:
+        client = attributes.get(name)
+        if client is None:
+            continue
+        for attr in _TOKEN_ATTRS:
+            try:
+                value = getattr(client, attr, None)
+                value = getattr(value, "access_token", value)  # gigachat's AccessToken object
+            except Exception:  # a property that fails: nothing to mask there
+                continue
+            text = _secret_text(value)
+            if text:
+                found.add(text)
+    return found
+
+
+def secret_values(llm: Any) -> tuple[str, ...]:
+    """The secret strings of a model (and of the models it wraps): values of :data:`SECRET_FIELDS` and of its
+    ``lc_secrets`` settings, the environment variables ``lc_secrets`` names, and tokens its client obtained
+    at run time. Longest first, each also JSON-escaped."""
+    found: set[str] = set()
+    for model in _models(llm):
+        declared: Mapping[str, str] = {}
+        try:
+            declared = dict(getattr(model, "lc_secrets", {}) or {})
+        except Exception:  # a model with a broken property: fall back to the known names
+            declared = {}
+        for name in (*SECRET_FIELDS, *declared):
+            try:
+                text = _secret_text(getattr(model, name, None))
+            except Exception:
+                continue
+            if text:
+                found.add(text)
+        for env in declared.values():
+            text = _secret_text(os.environ.get(str(env)))
+            if text:
+                found.add(text)
+        found |= _runtime_tokens(model)
     variants = {v for s in found for v in (s, json.dumps(s)[1:-1])}
     return tuple(sorted(variants, key=len, reverse=True))
 

@@ -58,6 +58,7 @@ class ModelReply:
 
 
 Effect = ModelCall | ToolCall | StepDone
+"""What a loop yields: a model call, a tool call, or a completed step to publish."""
 Loop = Generator[Effect, Any, T]
 """A loop generator: yields effects, receives their replies, returns ``T`` (``None`` for a whole run)."""
 

@@ -13,7 +13,9 @@ Use it to test your own agents the way react_agent tests itself::
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
-__all__ = ["RecordedCall", "ScriptExhaustedError", "ScriptedChatModel"]
+__all__ = ["FunctionChatModel", "RecordedCall", "ScriptExhaustedError", "ScriptedChatModel"]
 
 
 class ScriptExhaustedError(AssertionError):
@@ -105,3 +107,61 @@ class ScriptedChatModel(BaseChatModel):
             message = message.model_copy(update={"usage_metadata": {
                 "input_tokens": prompt_words, "output_tokens": out_words, "total_tokens": prompt_words + out_words}})
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+class FunctionChatModel(BaseChatModel):
+    """A langchain-core chat model whose reply is ``function(messages)``, and which records every call.
+
+    Unlike :class:`ScriptedChatModel` (a queue), the reply depends only on the prompt, so one model can
+    serve many concurrent runs deterministically::
+
+        def reply(messages):
+            text = messages[-1].content
+            return '{"action": "FINISH", "action_input": "ok"}' if "Observation" in text else ...
+
+        llm = FunctionChatModel(function=reply)
+
+    The function may return a text, an ``AIMessage``, or raise (the model failed). ``usage`` and
+    ``supports_json_schema`` behave as in :class:`ScriptedChatModel`; ``delay`` sleeps that many seconds
+    per call (``asyncio.sleep`` in the async path), to test concurrency and deadlines.
+    """
+
+    function: Any
+    usage: bool = False
+    supports_json_schema: bool = False
+    delay: float = 0.0
+    _calls: list[RecordedCall] = PrivateAttr(default_factory=list)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def calls(self) -> list[RecordedCall]:
+        return self._calls
+
+    @property
+    def _llm_type(self) -> str:
+        return "function"
+
+    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
+        item = self.function(list(messages))
+        text = item.content if isinstance(item, AIMessage) else str(item)
+        with self._lock:
+            self._calls.append(RecordedCall(list(messages), dict(kwargs), str(text)))
+        message = item if isinstance(item, AIMessage) else AIMessage(content=str(item))
+        if self.usage and message.usage_metadata is None:
+            prompt_words = sum(len(str(m.content).split()) for m in messages)
+            out_words = len(str(message.content).split())
+            message = message.model_copy(update={"usage_metadata": {
+                "input_tokens": prompt_words, "output_tokens": out_words, "total_tokens": prompt_words + out_words}})
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        if self.delay:
+            time.sleep(self.delay)
+        return self._reply(messages, kwargs)
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                         run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        return self._reply(messages, kwargs)

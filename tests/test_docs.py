@@ -259,12 +259,13 @@ def test_prompts_page_describes_every_variable() -> None:
 
 
 def _keyword_options(cls: type) -> dict[str, Any]:
-    signature = inspect.signature(cls.__init__)  # type: ignore[misc]
-    return {n: p.default for n, p in signature.parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    """The agent's options: the fields of its config class, with their defaults."""
+    fields = cls.Config.model_fields  # type: ignore[attr-defined]
+    return {n: f.get_default(call_default_factory=True) for n, f in fields.items()}
 
 
 def test_options_table_matches_base_agent() -> None:
-    """docs/concepts.md's options table lists exactly BaseAgent's keyword options, with their defaults."""
+    """docs/concepts.md's options table lists exactly BaseAgent's options (AgentConfig), with their defaults."""
     text = (DOCS / "concepts.md").read_text(encoding="utf-8")
     rows = table_rows(section(text, "## Options"), "| option |")
     options = _keyword_options(BaseAgent)
@@ -290,7 +291,7 @@ def _api_section(module: str) -> list[str]:
     return [code_names(row[0])[0] for row in rows]
 
 
-@pytest.mark.parametrize("module", ["react_agent", "react_agent.testing", "react_agent.models"])
+@pytest.mark.parametrize("module", ["react_agent", "react_agent.loop", "react_agent.testing", "react_agent.models"])
 def test_api_page_lists_exactly_the_public_names(module: str) -> None:
     """docs/api.md lists each public module's __all__, no more and no less."""
     listed = _api_section(module)

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import react_agent
+import react_agent.loop
 import react_agent.testing
 
 PACKAGE_DIR = Path(react_agent.__file__).resolve().parent
@@ -27,6 +28,7 @@ PACKAGE_DIR = Path(react_agent.__file__).resolve().parent
 PUBLIC = sorted([
     "FINISH",
     "AgentAction",
+    "AgentConfig",
     "AgentResult",
     "AgentStep",
     "BaseAgent",
@@ -34,15 +36,20 @@ PUBLIC = sorted([
     "Example",
     "JournalError",
     "JournalMismatchError",
+    "ModelCallError",
     "OutputParseError",
     "Plan",
     "PlanAndExecuteAgent",
+    "PlanConfig",
     "PlanResult",
+    "PlanState",
     "PlanStep",
     "PromptSet",
     "ReactAgent",
     "ReactAgentError",
     "ReflectionAgent",
+    "ReflectionConfig",
+    "ReflectionState",
     "RetryPolicy",
     "RunError",
     "RunState",
@@ -53,9 +60,12 @@ PUBLIC = sorted([
     "read_journal",
 ])
 
-TESTING = sorted(["RecordedCall", "ScriptExhaustedError", "ScriptedChatModel"])
+TESTING = sorted(["FunctionChatModel", "RecordedCall", "ScriptExhaustedError", "ScriptedChatModel"])
 
-MODULES = {"react_agent": PUBLIC, "react_agent.testing": TESTING}
+LOOP = sorted(["Effect", "Loop", "ModelCall", "ModelCallError", "ModelReply", "Outcome", "RunState", "StepDone",
+               "ToolCall", "message_text", "message_usage", "task_of"])
+
+MODULES = {"react_agent": PUBLIC, "react_agent.loop": LOOP, "react_agent.testing": TESTING}
 NAMES = [(module, name) for module, names in MODULES.items() for name in names]
 
 
