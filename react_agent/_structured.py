@@ -63,10 +63,16 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit
+
+from langchain_core.runnables.base import RunnableBindingBase
+from langchain_core.runnables.configurable import DynamicRunnable
+from langchain_core.runnables.fallbacks import RunnableWithFallbacks
 
 from react_agent._errors import ConfigError
 
@@ -115,57 +121,63 @@ _ANY_VALUE = ["string", "number", "boolean", "object", "array", "null"]
 
 
 # ------------------------------------------------------------------------------------------ the model
+def _layers(llm: Any) -> tuple[Any, list[Mapping[str, Any]]]:
+    """The chat model inside ``llm`` and the ``bind`` kwargs of the wrapper layers, outermost first."""
+    kwargs: list[Mapping[str, Any]] = []
+    for _ in range(32):
+        if isinstance(llm, RunnableBindingBase):
+            if llm.kwargs:
+                kwargs.append(llm.kwargs)
+            llm = llm.bound
+        elif isinstance(llm, RunnableWithFallbacks):
+            llm = llm.runnable
+        elif isinstance(llm, DynamicRunnable):
+            llm = llm.default
+        else:
+            break
+    return llm, kwargs
+
+
 def unwrap_model(llm: Any) -> Any:
     """The chat model inside ``llm``: through ``bind``, ``with_config``, ``with_retry`` (``.bound``),
     ``with_fallbacks`` (its first runnable) and ``configurable_fields`` (``.default``)."""
-    seen = 0
-    while seen < 32:
-        seen += 1
-        for attr in ("bound", "runnable", "default"):
-            inner = getattr(llm, attr, None)
-            if inner is not None and hasattr(inner, "invoke") and not isinstance(inner, (str, bytes)):
-                llm = inner
-                break
-        else:
-            return llm
-    return llm
+    return _layers(llm)[0]
 
 
 def bound_kwargs(llm: Any) -> dict[str, Any]:
     """The call options ``llm.bind(...)`` layers add, outer layers winning (as at call time)."""
-    layers: list[Mapping[str, Any]] = []
-    node = llm
-    for _ in range(32):
-        kwargs = getattr(node, "kwargs", None)
-        if isinstance(kwargs, Mapping) and getattr(node, "bound", None) is not None:
-            layers.append(kwargs)
-        inner = next((getattr(node, a) for a in ("bound", "runnable", "default")
-                      if getattr(node, a, None) is not None and hasattr(getattr(node, a), "invoke")), None)
-        if inner is None:
-            break
-        node = inner
     merged: dict[str, Any] = {}
-    for kwargs in reversed(layers):  # innermost first, so outer layers override
+    for kwargs in reversed(_layers(llm)[1]):  # innermost first, so outer layers override
         merged.update(kwargs)
     return merged
 
 
-def _class_names(model: Any) -> set[str]:
-    return {cls.__name__ for cls in type(model).__mro__}
+_KINDS: dict[type, str] = {}
+_CLIENTS = (("BaseChatOpenAI", "langchain_openai", "openai"), ("ChatOllama", "langchain_ollama", "ollama"),
+            ("LocalChatModel", "react_agent.", "local"))
+
+
+def _kind(cls: type) -> str:
+    """``"openai"`` (``BaseChatOpenAI``), ``"ollama"`` (``ChatOllama``), ``"local"`` (``LocalChatModel``)
+    or ``"other"``, by the class's ancestry (no import of the client packages); remembered per class."""
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = next((found for base in cls.__mro__ for name, module, found in _CLIENTS
+                     if base.__name__ == name and base.__module__.startswith(module)), "other")
+        _KINDS[cls] = kind
+    return kind
 
 
 def _is_openai_client(model: Any) -> bool:
-    return "BaseChatOpenAI" in _class_names(model)
+    return _kind(type(model)) == "openai"
 
 
 def _is_ollama_native(model: Any) -> bool:
-    return any(cls.__name__ == "ChatOllama" and cls.__module__.startswith("langchain_ollama")
-               for cls in type(model).__mro__)
+    return _kind(type(model)) == "ollama"
 
 
 def _is_local_llama(model: Any) -> bool:
-    return any(cls.__name__ == "LocalChatModel" and cls.__module__.startswith("react_agent.")
-               for cls in type(model).__mro__)
+    return _kind(type(model)) == "local"
 
 
 def openai_base_url(model: Any) -> str | None:
@@ -290,6 +302,29 @@ def _unsupported_by_llama_cpp(node: Mapping[str, Any], key: str, value: Any) -> 
     return False
 
 
+_ADAPTED: OrderedDict[tuple[int, str], tuple[Mapping[str, Any], dict[str, Any]]] = OrderedDict()
+_ADAPTED_LOCK = threading.Lock()
+_ADAPTED_MAX = 64
+
+
+def _adapted(schema: Mapping[str, Any], family: str) -> dict[str, Any]:
+    """:func:`adapt_schema`, remembered per schema object (an agent sends the same schema every step).
+    The entry holds the schema itself, so its ``id`` cannot be reused while cached; the result is shared
+    by the calls and must not be mutated (clients only serialise it)."""
+    key = (id(schema), family)
+    with _ADAPTED_LOCK:
+        entry = _ADAPTED.get(key)
+        if entry is not None and entry[0] is schema:
+            _ADAPTED.move_to_end(key)
+            return entry[1]
+    adapted = adapt_schema(schema, family)
+    with _ADAPTED_LOCK:
+        _ADAPTED[key] = (schema, adapted)
+        while len(_ADAPTED) > _ADAPTED_MAX:
+            _ADAPTED.popitem(last=False)
+    return adapted
+
+
 def _family(model: Any, mode: ConstrainedMode) -> str:
     if mode in ("json_object", "grammar") or _is_local_llama(model):
         return "llama.cpp"
@@ -319,10 +354,19 @@ def _gbnf(schema_json: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ call kwargs
-def _extra_body(llm: Any, model: Any, **entries: Any) -> dict[str, Any]:
+def _target(llm: Any) -> tuple[Any, dict[str, Any]]:
+    """The chat model inside ``llm`` and the merged ``bind`` kwargs around it (outer layers winning)."""
+    model, layers = _layers(llm)
+    bound: dict[str, Any] = {}
+    for kwargs in reversed(layers):
+        bound.update(kwargs)
+    return model, bound
+
+
+def _extra_body(model: Any, bound: Mapping[str, Any], **entries: Any) -> dict[str, Any]:
     """The ``extra_body`` to send: the model's own, then ``bind``-ed ones, then ``entries``."""
     body: dict[str, Any] = {}
-    for source in (getattr(model, "extra_body", None), bound_kwargs(llm).get("extra_body")):
+    for source in (getattr(model, "extra_body", None), bound.get("extra_body")):
         if isinstance(source, Mapping):
             body.update(source)
     body.update(entries)
@@ -337,12 +381,16 @@ def structured_kwargs(llm: Any, schema: Mapping[str, Any], mode: ConstrainedMode
     ``{}`` for ``False``. Raises :class:`ConfigError` for a mode the client cannot carry (a grammar to
     Ollama) or an unknown mode. The schema is adapted to the server family first (:func:`adapt_schema`).
     """
+    return _structured(*_target(llm), schema, mode, name)
+
+
+def _structured(model: Any, bound: Mapping[str, Any], schema: Mapping[str, Any],
+                mode: ConstrainedMode | Literal[False], name: str) -> dict[str, Any]:
     if mode is False:
         return {}
     if mode not in CONSTRAINED_MODES:
         raise ConfigError(f"unknown constrained mode {mode!r}: use one of {_mode_list()} or False")
-    model = unwrap_model(llm)
-    adapted = adapt_schema(schema, _family(model, mode))
+    adapted = _adapted(schema, _family(model, mode))
     if _is_ollama_native(model):
         if mode == "grammar":
             raise ConfigError("Ollama takes no grammar: use constrained='json_schema' (sent as format=<schema>)")
@@ -355,7 +403,7 @@ def structured_kwargs(llm: Any, schema: Mapping[str, Any], mode: ConstrainedMode
     else:
         entry = {"grammar": schema_to_gbnf(adapted)}
     if _is_openai_client(model):  # in the JSON body, past ChatOpenAI's parse() path (module docstring)
-        return {"extra_body": _extra_body(llm, model, **entry)}
+        return {"extra_body": _extra_body(model, bound, **entry)}
     return entry
 
 
@@ -366,14 +414,16 @@ def compat_kwargs(llm: Any) -> dict[str, Any]:
     ``base_url`` is not OpenAI's gets ``extra_body={"max_tokens": N}``, because ``ChatOpenAI`` sends
     the limit only as ``max_completion_tokens``, which llama.cpp's servers ignore.
     """
-    model = unwrap_model(llm)
+    return _compat(*_target(llm))
+
+
+def _compat(model: Any, bound: Mapping[str, Any]) -> dict[str, Any]:
     if not _is_openai_client(model) or _is_openai_host(openai_base_url(model)):
         return {}
-    bound = bound_kwargs(llm)
     limit = bound.get("max_tokens", bound.get("max_completion_tokens", getattr(model, "max_tokens", None)))
     if not isinstance(limit, int) or isinstance(limit, bool):
         return {}
-    return {"extra_body": _extra_body(llm, model, max_tokens=limit)}
+    return {"extra_body": _extra_body(model, bound, max_tokens=limit)}
 
 
 def merge_kwargs(*parts: Mapping[str, Any]) -> dict[str, Any]:
@@ -392,8 +442,9 @@ def model_call_kwargs(llm: Any, schema: Mapping[str, Any] | None, mode: Constrai
                       *, name: str = SCHEMA_NAME) -> dict[str, Any]:
     """Everything one call passes to ``llm.invoke``: :func:`compat_kwargs` for every call, plus
     :func:`structured_kwargs` when ``schema`` is given and ``mode`` is not ``False`` (``extra_body``
-    entries of both merged). A fresh dict each time."""
-    compat = compat_kwargs(llm)
+    entries of both merged). A fresh dict each time; the schema inside is shared (do not mutate it)."""
+    model, bound = _target(llm)
+    compat = _compat(model, bound)
     if schema is None or mode is False:
         return merge_kwargs(compat)
-    return merge_kwargs(compat, structured_kwargs(llm, schema, mode, name=name))
+    return merge_kwargs(compat, _structured(model, bound, schema, mode, name))

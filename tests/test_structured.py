@@ -230,6 +230,18 @@ def test_the_real_converter_rejects_the_raw_schema_and_accepts_the_adapted_one()
     assert "root ::=" in json_schema_to_gbnf(json.dumps(adapt_schema(schema, "llama.cpp")))
 
 
+def test_the_adapted_schema_is_computed_once_per_schema_object(caplog: pytest.LogCaptureFixture) -> None:
+    schema = answer_schema([lookup])
+    with caplog.at_level(logging.DEBUG, logger="react_agent"):
+        first = structured_kwargs(LocalChatModel(), schema, "json_schema")["response_format"]
+        again = structured_kwargs(LocalChatModel(), schema, "json_schema")["response_format"]
+        assert caplog.text.count("dropped") == 1
+        other = structured_kwargs(LocalChatModel(), answer_schema([lookup]), "json_schema")["response_format"]
+        assert caplog.text.count("dropped") == 2  # an equal but new schema object is adapted again
+    assert first["json_schema"]["schema"] is again["json_schema"]["schema"]
+    assert other == first
+
+
 def test_json_object_and_local_model_get_the_adapted_schema() -> None:
     schema = answer_schema([lookup])
     sent = structured_kwargs(local_server(), schema, "json_object")["extra_body"]["response_format"]["schema"]
@@ -285,6 +297,14 @@ def test_explanations_say_what_to_change(exc: BaseException, expected: str) -> N
     message = explain_model_error(exc)
     assert message is not None and expected in message
     assert not is_transient(exc)
+
+
+def test_a_reply_cut_by_the_sdk_parse_path_is_explained() -> None:
+    from openai.types.chat import ChatCompletion
+
+    exc = openai.LengthFinishReasonError(completion=ChatCompletion.model_construct(usage=None))
+    message = explain_model_error(exc)
+    assert message is not None and "max_tokens" in message
 
 
 def test_other_failures_have_no_explanation() -> None:
