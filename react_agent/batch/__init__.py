@@ -9,9 +9,20 @@ from react_agent.batch._checks import run_checks, tool_calls_of, wilson_interval
 from react_agent.batch._eval import VariantScore, evaluate, format_scores, plot_scores, score_results
 from react_agent.batch._records import BatchSummary, CheckResult, ResultsFile, TaskResult, read_results
 from react_agent.batch._run import AgentFactory, BatchRun, arun_batch, run_batch, run_task
-from react_agent.batch._tasks import Checks, ExpectedCall, Task, TaskError, iter_tasks, journal_name, load_tasks
+from react_agent.batch._tasks import (
+    SUITES,
+    Checks,
+    ExpectedCall,
+    Task,
+    TaskError,
+    iter_tasks,
+    journal_name,
+    load_tasks,
+    suite_path,
+)
 
 __all__ = [
+    "SUITES",
     "AgentFactory",
     "BatchRun",
     "BatchSummary",
@@ -35,6 +46,7 @@ __all__ = [
     "run_checks",
     "run_task",
     "score_results",
+    "suite_path",
     "tool_calls_of",
     "wilson_interval",
 ]

@@ -18,7 +18,7 @@ from react_agent._core import BaseAgent
 from react_agent.batch._eval import format_scores, plot_scores, score_results
 from react_agent.batch._records import BatchSummary, TaskResult, read_results
 from react_agent.batch._run import run_batch
-from react_agent.batch._tasks import TaskError, iter_tasks
+from react_agent.batch._tasks import SUITES, TaskError, iter_tasks, suite_path
 
 __all__ = ["AgentSpec", "add_batch_commands", "cmd_batch", "cmd_eval", "make_model"]
 
@@ -248,7 +248,9 @@ def parse_variant(text: str, default_lang: str) -> tuple[str, str, str]:
 def cmd_eval(args: argparse.Namespace, console: Any) -> int:
     """``react-agent eval SUITE.jsonl --variant react --variant reflection ...``"""
     if not Path(args.suite).is_file():
-        raise _cli_error(f"suite file not found: {args.suite}", EXIT_USAGE)
+        if args.suite not in SUITES:
+            raise _cli_error(f"suite file not found: {args.suite} (shipped suites: {', '.join(SUITES)})", EXIT_USAGE)
+        args.suite = str(suite_path(args.suite))
     check_model(args.model)
     default_lang = _lang_of(args.suite, args.lang)
     variants = [parse_variant(v, default_lang) for v in (args.variant or ["react"])]
@@ -332,7 +334,7 @@ def add_batch_commands(subparsers: Any) -> None:
         "eval", help="score agent variants on a suite of tasks with checks", description=(
             "Run SUITE.jsonl with each --variant and print a side-by-side table: success rate (finished and every "
             "check passed) with its 95%% Wilson interval, model calls, tokens and seconds per task."))
-    evaluate.add_argument("suite", metavar="SUITE.jsonl")
+    evaluate.add_argument("suite", metavar="SUITE.jsonl", help=f"a suite file, or a shipped suite: {', '.join(SUITES)}")
     evaluate.add_argument("--variant", action="append", metavar="AGENT[:LANG]",
                           help="react, reflection or plan, optionally :ru or :en; repeat to compare (default: react)")
     evaluate.add_argument("--out-dir", default="eval-results", metavar="DIR",

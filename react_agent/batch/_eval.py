@@ -52,7 +52,7 @@ def score_results(variant: str, results: Iterable[TaskResult]) -> VariantScore:
         if not result.ok:
             failed.append(result.id)
         calls += result.llm_calls
-        tokens += result.total_tokens
+        tokens += result.input_tokens + result.output_tokens
         seconds += result.seconds
         statuses[result.status] = statuses.get(result.status, 0) + 1
     low, high = wilson_interval(passed, n)

@@ -14,7 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from react_agent._errors import ConfigError
 
-__all__ = ["Checks", "ExpectedCall", "Task", "TaskError", "iter_tasks", "journal_name", "load_tasks"]
+__all__ = ["SUITES", "Checks", "ExpectedCall", "Task", "TaskError", "iter_tasks", "journal_name", "load_tasks",
+           "suite_path"]
+
+SUITES = ("seed_en", "seed_ru")
+"""The suites shipped with the package: the seed article's tasks and more on the demo tools, with checks."""
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
 
@@ -171,3 +175,10 @@ def _items(tasks: Iterable[Any] | str | os.PathLike[str]) -> Iterator[tuple[str,
         return
     for number, item in enumerate(tasks, 1):
         yield f"task {number}", item
+
+
+def suite_path(name: str) -> Path:
+    """The JSONL file of a shipped suite (:data:`SUITES`), e.g. ``suite_path("seed_en")``."""
+    if name not in SUITES:
+        raise TaskError(f"unknown suite {name!r}: shipped suites are {', '.join(SUITES)}")
+    return Path(__file__).resolve().parent / "suites" / f"{name}.jsonl"
