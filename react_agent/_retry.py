@@ -129,6 +129,30 @@ def _is_connection_failure(exc: BaseException) -> bool:
     return bool(names & {"APIConnectionError", "ConnectError", "ConnectTimeout"}) and "APITimeoutError" not in names
 
 
+def _explain_rejection(text: str, said: str) -> str:
+    """The option to change for a rejected request whose body is ``text`` (``said`` quotes it)."""
+    lowered = text.lower()
+    if _CONTEXT.search(text):
+        return (f"the prompt does not fit the model's context ({said}); lower history_window or "
+                "max_observation_chars, or give the server a larger context")
+    # the type itself refused (llama-cpp-python: "Input should be 'text' or 'json_object'"; OpenAI: "not supported")
+    type_refused = "json_schema" in lowered and any(
+        word in lowered for word in ("json_object", "not supported", "input should be", "unsupported"))
+    if "invalid schema" in lowered or ("schema" in lowered and not type_refused and "json_object" not in lowered):
+        return (f"the server rejected the answer schema ({said}); pass constrained='json_object' "
+                "or constrained=False")
+    if "json_schema" in lowered:
+        return (f"the server rejected response_format of type 'json_schema' ({said}); pass "
+                "constrained='json_object' (llama-cpp-python's server) or constrained=False")
+    if "json_object" in lowered:
+        return (f"the server rejected response_format of type 'json_object' ({said}); pass "
+                "constrained='json_schema' or constrained=False")
+    if "response_format" in lowered or "grammar" in lowered:
+        return (f"the server rejected the structured-output request ({said}); pass another constrained "
+                "mode ('json_schema', 'json_object', 'grammar') or constrained=False")
+    return f"the server rejected the request ({said}); check the model name and the agent's model options"
+
+
 def explain_model_error(exc: BaseException) -> str | None:
     """A sentence for a model call that failed because of the setup, saying what to change; ``None``
     for other failures.
@@ -149,23 +173,7 @@ def explain_model_error(exc: BaseException) -> str | None:
     status = _status_of(exc)
     if is_request_rejection(exc):
         text = _body_text(exc)
-        said = f"HTTP {status}: {_detail(text)}"
-        lowered = text.lower()
-        if "response_format" in lowered or "json_schema" in lowered or "json_object" in lowered:
-            if "invalid schema" in lowered:
-                return (f"the server rejected the answer schema ({said}); pass constrained='json_object' "
-                        "or constrained=False")
-            if "json_schema" in lowered:
-                return (f"the server rejected response_format of type 'json_schema' ({said}); pass "
-                        "constrained='json_object' (llama-cpp-python's server) or constrained=False")
-            return (f"the server rejected response_format of type 'json_object' ({said}); pass "
-                    "constrained='json_schema' or constrained=False")
-        if "grammar" in lowered:
-            return f"the server rejected the grammar ({said}); pass constrained='json_object' or constrained=False"
-        if _CONTEXT.search(text):
-            return (f"the prompt does not fit the model's context ({said}); lower history_window or "
-                    "max_observation_chars, or give the server a larger context")
-        return f"the server rejected the request ({said}); check the model name and the agent's model options"
+        return _explain_rejection(text, f"HTTP {status}: {_detail(text)}")
     if status in (401, 403):
         return f"the server refused the credentials (HTTP {status}); check the API key"
     if status == 404:

@@ -287,6 +287,10 @@ def test_real_transient_errors_stay_transient() -> None:
     (openai_error(openai.BadRequestError, 400, {"message": "Invalid schema for response_format 'agent_action'"}),
      "answer schema"),
     (openai_error(openai.UnprocessableEntityError, 422, {"message": "grammar: parse error at 3"}), "grammar"),
+    (openai_error(openai.BadRequestError, 400, {"message": "The provided JSON schema contains features not "
+                                                           "supported by xgrammar."}), "answer schema"),
+    (openai_error(openai.BadRequestError, 400, {"message": "'response_format' of type 'json_schema' is not "
+                                                           "supported with this model"}), "constrained='json_object'"),
     (openai_error(openai.BadRequestError, 400, {"message": "This model's maximum context length is 2048 tokens",
                                                 "code": "context_length_exceeded"}), "history_window"),
     (BadRequestError("https://gigachat", 400, b"bad payload", None), "HTTP 400: bad payload"),
