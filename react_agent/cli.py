@@ -1,4 +1,5 @@
-"""The ``react-agent`` command: run a task (or the seed article's demo) and watch every step live.
+"""The ``react-agent`` command: run a task, resume a journaled run, chat, or run the seed article's demo,
+and watch every step live. ``batch`` and ``eval`` come from :mod:`react_agent.batch`.
 
 The live trace (steps, spinner, status lines) goes to stderr; final answers and the demo summary go to
 stdout. This is the one module of the package that writes to the terminal. docs/cli.md documents it.
@@ -7,35 +8,61 @@ stdout. This is the one module of the package that writes to the terminal. docs/
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
+import inspect
 import itertools
 import json
 import logging
 import os
 import re
+import shlex
+import shutil
 import sqlite3
 import sys
 import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseLanguageModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
-from react_agent import FINISH, AgentResult, AgentStep, ConfigError, ReactAgent, ReflectionAgent, __version__
+from react_agent import (
+    FINISH,
+    AgentResult,
+    AgentStep,
+    ConfigError,
+    JournalError,
+    JournalMismatchError,
+    ReactAgent,
+    ReflectionAgent,
+    __version__,
+    read_journal,
+)
 from react_agent._core import BaseAgent
+from react_agent._retry import explain_model_error
+from react_agent.batch._cli import add_batch_commands
 from react_agent.demo import DEMO_EXAMPLES, SEED_TASKS, UserDB, make_demo_tools
 
-__all__ = ["CliError", "build_model", "main"]
+__all__ = ["CliError", "build_model", "load_tools", "main"]
 
-EXIT_OK, EXIT_NOT_FINISHED, EXIT_USAGE, EXIT_SETUP, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_OK, EXIT_NOT_FINISHED, EXIT_USAGE, EXIT_SETUP, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_CREDENTIALS, EXIT_UNREACHABLE, EXIT_TOOLS, EXIT_MCP, EXIT_INTERRUPTED = 5, 6, 7, 8, 130
 _SECRET_NAME = re.compile(r"(CREDENTIALS|TOKEN|PASSWORD|SECRET|API_KEY)$", re.IGNORECASE)
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "magenta": "35", "cyan": "36"}
+_AGENT_NAMES = {"ReactAgent": "react", "ReflectionAgent": "reflection", "PlanAndExecuteAgent": "plan"}
+_CHAT_EXIT = ("/exit", "/quit")
 
 
 class CliError(Exception):
@@ -56,9 +83,14 @@ class Console(logging.Handler):
         self.out, self.err = sys.stdout, sys.stderr
         self.tty = self.err.isatty()
         self.color = self.tty and not os.environ.get("NO_COLOR")
-        values = [v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 6]
-        self.secrets = sorted({*values, *(json.dumps(v)[1:-1] for v in values)}, key=len, reverse=True)
+        self.secrets: list[str] = []
+        self.add_secrets(v for k, v in os.environ.items() if _SECRET_NAME.search(k))
         self._lock, self._spinning = threading.Lock(), False
+
+    def add_secrets(self, values: Iterable[str]) -> None:
+        """Mask these values (and their JSON-escaped forms) from now on; values under 6 characters are not."""
+        found = [v for v in values if v and len(v) >= 6]
+        self.secrets = sorted({*self.secrets, *found, *(json.dumps(v)[1:-1] for v in found)}, key=len, reverse=True)
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:
@@ -145,53 +177,290 @@ class Trace:
             self.file.close()
 
 
+# ---------------------------------------------------------------------------------------------- the model
 def build_model(args: argparse.Namespace) -> BaseLanguageModel[Any]:
-    """The chat model chosen by ``--model`` and ``--model-path`` (the seam tests replace)."""
-    if args.model == "gigachat":
-        from gigachat.settings import Settings
-        from langchain_gigachat import GigaChat
-        from pydantic import ValidationError
+    """The chat model of ``--model`` (``local``, ``gigachat`` or ``provider:name``), ``--model-path``,
+    ``--base-url`` and ``--api-key-env`` (the seam tests replace). Mistakes are :class:`CliError` s: a
+    missing key exits with :data:`EXIT_CREDENTIALS`, anything else with :data:`EXIT_SETUP`."""
+    from react_agent.models._providers import make_model
 
-        try:
-            settings = Settings()  # reads the GIGACHAT_* environment variables, as GigaChat() will
-        except ValidationError as exc:
-            names = sorted({f"GIGACHAT_{str(e['loc'][0]).upper()}" for e in exc.errors() if e["loc"]})
-            raise CliError(f"invalid GigaChat setting(s) in the environment: {', '.join(names)}") from None
-        if not (settings.credentials or settings.access_token or (settings.user and settings.password)):
-            raise CliError("--model gigachat needs credentials: set GIGACHAT_CREDENTIALS (your authorization key)")
-        model: BaseLanguageModel[Any] = GigaChat()
-        return model
-    from react_agent.models import LocalChatModel, default_model_path
-
-    path = args.model_path and Path(args.model_path).expanduser()
-    if path and not path.is_file():
-        raise CliError(f"model file not found: {args.model_path}")
-    if importlib.util.find_spec("llama_cpp") is None:
-        raise CliError("the local model needs llama-cpp-python: pip install 'react-agent[local]'")
+    spec = str(args.model).strip()
+    provider = spec.partition(":")[0].lower()
+    model_path = getattr(args, "model_path", None)
+    if model_path:
+        if spec != "local":
+            raise CliError(f"--model-path is for --model local; for {spec!r} leave it out", EXIT_USAGE)
+        if not Path(model_path).expanduser().is_file():
+            raise CliError(f"model file not found: {model_path} (check --model-path)")
+        spec = f"local:{Path(model_path).expanduser()}"
+    if provider == "gigachat":
+        _check_gigachat_settings()
     try:
-        return LocalChatModel(model_path=str(path) if path else default_model_path())
-    except ImportError as exc:  # the default weights package is missing
-        raise CliError(str(exc)) from exc
+        model: BaseLanguageModel[Any] = make_model(spec, base_url=getattr(args, "base_url", None),
+                                                   api_key_env=getattr(args, "api_key_env", None))
+    except ConfigError as exc:
+        message = str(exc)
+        missing_key = "needs an API key" in message or "needs credentials" in message
+        raise CliError(message, EXIT_CREDENTIALS if missing_key else EXIT_SETUP) from None
+    return model
 
 
-def build_agent(args: argparse.Namespace, llm: BaseLanguageModel[Any], tools: list[BaseTool],
+def _check_gigachat_settings() -> None:
+    """Invalid ``GIGACHAT_*`` values (a non-numeric timeout...) named before anything runs."""
+    try:
+        from gigachat.settings import Settings
+        from pydantic import ValidationError
+    except ImportError:
+        return  # make_model names the package to install
+    try:
+        Settings()  # reads the GIGACHAT_* environment variables, as GigaChat() will
+    except ValidationError as exc:
+        names = sorted({f"GIGACHAT_{str(e['loc'][0]).upper()}" for e in exc.errors() if e["loc"]})
+        raise CliError(f"invalid GigaChat setting(s) in the environment: {', '.join(names)}") from None
+
+
+class _ModelErrors(BaseCallbackHandler):
+    """Remembers the last exception a model call raised (the callbacks see the client's own exception)."""
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+
+    def on_llm_error(self, error: BaseException, **kwargs: Any) -> Any:
+        self.error = error
+
+
+def _setup_failure(result: AgentResult, errors: _ModelErrors) -> CliError | None:
+    """A run that ended before any model call succeeded, because of the setup (unreachable server,
+    refused key, unknown model name): the error to exit with, saying what to change."""
+    exc = errors.error
+    if result.status != "error" or result.llm_calls or exc is None:
+        return None
+    explained = explain_model_error(exc)
+    if explained is None:
+        return None
+    if _unreachable(exc):
+        return CliError(explained, EXIT_UNREACHABLE)
+    return CliError(explained, EXIT_CREDENTIALS if _http_status(exc) in (401, 403) else EXIT_SETUP)
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """The server did not answer at all (refused connection, unknown host), as opposed to a slow reply."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "APITimeoutError" in names or "ReadTimeout" in names:
+        return False
+    return isinstance(exc, ConnectionError) or bool(names & {"APIConnectionError", "ConnectError", "ConnectTimeout"})
+
+
+def _http_status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int):
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+# ---------------------------------------------------------------------------------------------- user tools
+def load_tools(spec: str) -> list[Any]:
+    """The tools of ``--tools MODULE[:ATTRIBUTE]``: a dotted module or a ``.py`` file, and an attribute
+    (default ``tools``) holding a list of tools (``BaseTool`` objects or typed, documented functions) or a
+    zero-argument function returning one. Every mistake is a :class:`CliError` with :data:`EXIT_TOOLS`."""
+    target, attribute = _split_tools_spec(spec)
+    module = _import_tools_module(target, spec)
+    if not hasattr(module, attribute):
+        found = [name for name, value in vars(module).items()
+                 if not name.startswith("_") and isinstance(value, (list, tuple)) and value
+                 and all(_is_tool(v) for v in value)]
+        hint = f"; lists of tools in it: {', '.join(found)} (use {target}:{found[0]})" if found else ""
+        raise CliError(f"--tools {spec}: module {target!r} has no attribute {attribute!r}: define "
+                       f"{attribute} = [...] in it, or name the attribute as MODULE:NAME{hint}", EXIT_TOOLS)
+    value = getattr(module, attribute)
+    if callable(value) and not isinstance(value, (BaseTool, list, tuple)):
+        value = _call_factory(value, spec)
+    if not isinstance(value, (list, tuple)):
+        raise CliError(f"--tools {spec}: {attribute} is a {type(value).__name__}, not a list of tools: make it "
+                       f"a list (tools = [my_tool, ...]) or a function without arguments returning one", EXIT_TOOLS)
+    if not value:
+        raise CliError(f"--tools {spec}: {attribute} holds no tools: put at least one tool in the list", EXIT_TOOLS)
+    for number, item in enumerate(value, 1):
+        if not _is_tool(item):
+            raise CliError(f"--tools {spec}: item {number} of {attribute} is a {type(item).__name__}, not a tool: "
+                           "use BaseTool objects (@tool) or typed functions with a docstring", EXIT_TOOLS)
+    return list(value)
+
+
+def _is_tool(value: Any) -> bool:
+    return isinstance(value, BaseTool) or inspect.isroutine(value)
+
+
+def _split_tools_spec(spec: str) -> tuple[str, str]:
+    target, sep, attribute = spec.strip().rpartition(":")
+    if not sep or not attribute.isidentifier() or not target:  # no attribute given (or a Windows drive)
+        return spec.strip(), "tools"
+    return target, attribute
+
+
+def _import_tools_module(target: str, spec: str) -> ModuleType:
+    if not target:
+        raise CliError("--tools needs MODULE[:ATTRIBUTE], e.g. my_tools:tools or ./my_tools.py:tools", EXIT_USAGE)
+    try:
+        if target.endswith(".py") or os.sep in target or "/" in target:
+            return _import_file(Path(target).expanduser(), spec)
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())  # as `python -m` does: modules of the current folder import
+        return importlib.import_module(target)
+    except CliError:
+        raise
+    except ModuleNotFoundError as exc:
+        if exc.name and (target == exc.name or target.startswith(exc.name + ".")):
+            raise CliError(f"--tools {spec}: no module named {target!r}: run from the folder that contains it, "
+                           f"add its folder to PYTHONPATH, or give the path of the file (./{target}.py)",
+                           EXIT_TOOLS) from None
+        raise CliError(f"--tools {spec}: importing {target!r} failed: {exc} (install the missing package)",
+                       EXIT_TOOLS) from None
+    except Exception as exc:
+        raise CliError(f"--tools {spec}: importing {target!r} failed: {type(exc).__name__}: {exc}",
+                       EXIT_TOOLS) from exc
+
+
+def _import_file(path: Path, spec: str) -> ModuleType:
+    if not path.is_file():
+        raise CliError(f"--tools {spec}: file not found: {path}", EXIT_TOOLS)
+    resolved = path.resolve()
+    name = "react_agent_user_tools_" + re.sub(r"\W", "_", str(resolved))
+    if name in sys.modules:  # loaded once per process, so the tools of `chat` and tests keep their state
+        return sys.modules[name]
+    file_spec = importlib.util.spec_from_file_location(name, resolved)
+    if file_spec is None or file_spec.loader is None:
+        raise CliError(f"--tools {spec}: {path} is not a Python file", EXIT_TOOLS)
+    module = importlib.util.module_from_spec(file_spec)
+    if str(resolved.parent) not in sys.path:
+        sys.path.insert(0, str(resolved.parent))  # so the file can import its neighbours
+    sys.modules[name] = module
+    try:
+        file_spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _call_factory(factory: Callable[..., Any], spec: str) -> Any:
+    try:
+        required = [p for p in inspect.signature(factory).parameters.values()
+                    if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    except (TypeError, ValueError):
+        required = []
+    if required:
+        raise CliError(f"--tools {spec}: the factory needs arguments ({', '.join(p.name for p in required)}); "
+                       "point --tools at a list of tools or at a function without arguments returning one",
+                       EXIT_TOOLS)
+    try:
+        return factory()
+    except Exception as exc:
+        raise CliError(f"--tools {spec}: the factory raised {type(exc).__name__}: {exc}", EXIT_TOOLS) from exc
+
+
+# ---------------------------------------------------------------------------------------------- MCP servers
+def mcp_server(text: str) -> str | list[str]:
+    """``--mcp "COMMAND ARGS"`` split as a shell would (no shell runs), or an ``http(s)://`` URL of a
+    streamable HTTP server; :class:`CliError` if the command cannot be found."""
+    if re.match(r"https?://", text.strip(), re.IGNORECASE):
+        return text.strip()
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise CliError(f"--mcp {text!r}: {exc} (quote the whole command once: --mcp \"python server.py\")",
+                       EXIT_USAGE) from None
+    if not argv:
+        raise CliError("--mcp needs a command, e.g. --mcp \"python my_server.py\"", EXIT_USAGE)
+    if shutil.which(argv[0]) is None:
+        raise CliError(f"--mcp {text!r}: command not found: {argv[0]} (install it, or give its full path)",
+                       EXIT_MCP)
+    return argv
+
+
+def open_mcp_tools(servers: Sequence[str], stack: ExitStack) -> list[BaseTool]:
+    """Start (or attach) the MCP servers of ``--mcp`` and return their tools; ``stack`` closes them."""
+    specs = [mcp_server(text) for text in servers]
+    if not specs:
+        return []
+    try:
+        from react_agent.mcp import mcp_tools
+    except ImportError as exc:
+        raise CliError(f"--mcp needs the mcp extra: {exc} (pip install 'react-agent[mcp]')", EXIT_MCP) from None
+    try:
+        tools: list[BaseTool] = stack.enter_context(mcp_tools(*specs))
+    except ConfigError as exc:
+        raise CliError(f"--mcp: {exc}", EXIT_USAGE) from None
+    except Exception as exc:  # MCPError: a server did not start, did not speak MCP, or tool names clash
+        raise CliError(f"--mcp: {exc} (run the command yourself to see its own error)", EXIT_MCP) from exc
+    return tools
+
+
+# ---------------------------------------------------------------------------------------------- the agent
+@dataclass
+class Setup:
+    """What every command builds before its first run: the model and the user's tools (``None``: the
+    demo tools, made per language)."""
+
+    llm: BaseLanguageModel[Any]
+    user_tools: list[Any] | None
+
+
+def prepare(args: argparse.Namespace, console: Console, stack: ExitStack) -> Setup:
+    """Build the model, import ``--tools`` and start ``--mcp`` servers (stopped by ``stack``)."""
+    llm = build_model(args)
+    if not (args.tools or args.mcp):
+        return Setup(llm, None)
+    if args.db is not None or args.root is not None:
+        raise CliError("--db and --root configure the demo tools, which --tools/--mcp replace; leave them out",
+                       EXIT_USAGE)
+    tools = [tool for spec in args.tools or [] for tool in load_tools(spec)]
+    tools.extend(open_mcp_tools(args.mcp or [], stack))
+    return Setup(llm, tools)
+
+
+def tools_for(args: argparse.Namespace, setup: Setup, lang: str) -> list[Any]:
+    """The user's tools, or the demo tools in ``lang`` (``--db``, ``--root``)."""
+    if setup.user_tools is not None:
+        return setup.user_tools
+    db = Path(args.db).expanduser() if args.db else default_db_path()
+    if args.db is not None and not db.parent.is_dir():
+        raise CliError(f"--db: the folder {str(db.parent)!r} does not exist", EXIT_USAGE)
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+        return make_demo_tools(db_path=db, root=args.root or ".", lang=lang)  # type: ignore[arg-type]
+    except ConfigError as exc:
+        raise CliError(f"--root: {exc}", EXIT_USAGE) from exc
+    except (sqlite3.Error, OSError) as exc:
+        raise CliError(f"--db: cannot use {str(db)!r}: {exc}", EXIT_USAGE) from exc
+
+
+def build_agent(args: argparse.Namespace, llm: BaseLanguageModel[Any], tools: list[Any],
                 console: Console) -> BaseAgent:
+    """The agent of ``--agent`` with the options of the flags; a tool the agent refuses is a
+    :class:`CliError` (:data:`EXIT_TOOLS` for the user's tools)."""
     options: dict[str, Any] = {"prompts": args.lang, "approve": _approver(args, console)}
-    if args.model == "local":  # a small model needs the compact prompt and worked examples of the demo tools
-        names = {FINISH, *(t.name for t in tools)}
+    if str(args.model).partition(":")[0].lower() == "local":  # a small model: compact prompt, worked examples
+        names = {FINISH, *(getattr(t, "name", getattr(t, "__name__", "")) for t in tools)}
         examples = [e for e in DEMO_EXAMPLES[args.lang]
                     if {e.answer.action, *(s.action for s in e.steps if s.action)} <= names]
         options.update(prompts=f"{args.lang}-compact", examples=examples)
-    if args.max_iterations is not None:
-        options["max_iterations"] = args.max_iterations
-    if args.agent != "plan":
-        return (ReflectionAgent if args.agent == "reflection" else ReactAgent)(llm, tools, **options)
+    for flag, option in (("max_iterations", "max_iterations"), ("timeout", "max_execution_time"),
+                         ("tool_timeout", "timeout")):
+        if getattr(args, flag, None) is not None:
+            options[option] = getattr(args, flag)
+    if args.agent == "plan":
+        from react_agent.plan import PlanAndExecuteAgent
+
+        cls: type[BaseAgent] = PlanAndExecuteAgent
+    else:
+        cls = ReflectionAgent if args.agent == "reflection" else ReactAgent
     try:
-        plan = importlib.import_module("react_agent.plan")
-    except ImportError as exc:
-        raise CliError(f"--agent plan is not available: {exc}") from exc
-    agent: BaseAgent = plan.PlanAndExecuteAgent(llm, tools, **options)
-    return agent
+        return cls(llm, tools, **options)
+    except ConfigError as exc:
+        if getattr(args, "tools", None) or getattr(args, "mcp", None):
+            raise CliError(f"the agent refuses the tools: {exc}", EXIT_TOOLS) from None
+        raise CliError(f"the agent cannot be built: {exc}") from None
 
 
 def _approver(args: argparse.Namespace, console: Console) -> Callable[[str, Any], bool]:
@@ -209,10 +478,17 @@ def _approver(args: argparse.Namespace, console: Console) -> Callable[[str, Any]
     return approve
 
 
-def show_step(console: Console, index: int, step: AgentStep) -> None:
+def detect_lang(args: argparse.Namespace, text: str) -> str:
+    """``--lang``, else ``ru`` when ``text`` has Cyrillic letters, else ``en``."""
+    return str(args.lang or ("ru" if re.search("[а-яё]", text, re.IGNORECASE) else "en"))
+
+
+# ---------------------------------------------------------------------------------------------- showing runs
+def show_step(console: Console, index: int, step: AgentStep, *, replayed: bool = False) -> None:
     usage = step.usage
     tokens = f", {usage.input_tokens}+{usage.output_tokens} tokens" if usage.total_tokens else ""
-    console.line(f"Step {index} ({step.duration_s:.1f}s{tokens})", "bold")
+    console.line(f"Step {index}" + (" (replayed from the journal)" if replayed else f" ({step.duration_s:.1f}s"
+                                                                                       f"{tokens})"), "bold")
     if step.thought:
         console.line(f"  Thought: {step.thought}", "cyan")
     console.line(f"  Action: {step.action or '(unparseable reply)'}", "yellow" if step.action else "red")
@@ -230,10 +506,11 @@ def _indent(text: Any) -> str:
     return str(text).replace("\n", "\n    ")
 
 
-def run_task(console: Console, agent: BaseAgent, task: str, trace: Trace, run: int) -> tuple[AgentResult, float]:
-    """Stream one run: show each step live, then a status line; trace its steps and result. Returns the
-    result and the seconds it took."""
-    started, stream, count, result = time.monotonic(), agent.stream(task), 0, None
+def run_task(console: Console, stream: Iterator[AgentStep | AgentResult], task: str, trace: Trace, run: int,
+             *, replayed: int = 0) -> tuple[AgentResult, float]:
+    """Show each step of ``stream`` live (the first ``replayed`` ones as replayed from a journal), then a
+    status line; trace its steps and result. Returns the result and the seconds it took."""
+    started, count, result = time.monotonic(), 0, None
     while result is None:
         with console.spinner("thinking"):
             item = next(stream)
@@ -241,9 +518,12 @@ def run_task(console: Console, agent: BaseAgent, task: str, trace: Trace, run: i
             result = item
             break
         count += 1  # a step is streamed with its reflection (if any) already attached
-        show_step(console, count, item)
-        trace.write({"type": "step", "run": run, "step": count, **item.model_dump(mode="json"),
-                     "duration_s": round(item.duration_s, 3), "usage": _usage(item)})
+        show_step(console, count, item, replayed=count <= replayed)
+        record = {"type": "step", "run": run, "step": count, **item.model_dump(mode="json"),
+                  "duration_s": round(item.duration_s, 3), "usage": _usage(item)}
+        if replayed:
+            record["replayed"] = count <= replayed
+        trace.write(record)
     seconds = time.monotonic() - started
     trace.write({"type": "result", "run": run, "task": task, "status": result.status, "output": result.output,
                  "steps": len(result.steps), "llm_calls": result.llm_calls, "usage": _usage(result),
@@ -261,38 +541,189 @@ def _usage(item: AgentStep | AgentResult) -> dict[str, int]:
     return {**item.usage.model_dump(), "total_tokens": item.usage.total_tokens}
 
 
-def default_db_path() -> Path:
-    """``$XDG_DATA_HOME/react-agent/demo.db``, by default ``~/.local/share/react-agent/demo.db``."""
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "react-agent" / "demo.db"
-
-
-def cmd_run(args: argparse.Namespace, console: Console) -> int:
-    task = args.task.strip()
-    if not task:
-        raise CliError("the task must not be empty", EXIT_USAGE)
-    args.lang = args.lang or ("ru" if re.search("[а-яё]", task, re.IGNORECASE) else "en")
-    db = Path(args.db).expanduser() if args.db else default_db_path()
-    if args.db is not None and not db.parent.is_dir():
-        raise CliError(f"--db: the folder {str(db.parent)!r} does not exist", EXIT_USAGE)
-    try:
-        db.parent.mkdir(parents=True, exist_ok=True)
-        tools = make_demo_tools(db_path=db, root=args.root, lang=args.lang)
-    except ConfigError as exc:
-        raise CliError(f"--root: {exc}", EXIT_USAGE) from exc
-    except (sqlite3.Error, OSError) as exc:
-        raise CliError(f"--db: cannot use {str(db)!r}: {exc}", EXIT_USAGE) from exc
-    agent = build_agent(args, build_model(args), tools, console)
-    trace = Trace(args.trace, console)
-    try:
-        result, _ = run_task(console, agent, task, trace, 1)
-    finally:
-        trace.close()
+def _finish(console: Console, result: AgentResult) -> int:
+    """Print the answer (stdout) of a finished run; the exit status of ``run`` and ``resume``."""
     if result.status == "finished":
         console.answer(result.output)
         return EXIT_OK
     if result.output:
         console.line(f"No final answer. Last output: {result.output}")
     return EXIT_NOT_FINISHED
+
+
+def _explained(console: Console, result: AgentResult, errors: _ModelErrors) -> None:
+    """Raise the setup failure of a run whose first model call failed; else add the explanation of a model
+    error (if there is one) below the status line."""
+    failure = _setup_failure(result, errors)
+    if failure is not None:
+        raise failure
+    if result.status == "error" and errors.error is not None:
+        explained = explain_model_error(errors.error)
+        if explained:
+            console.line(f"  {explained}", "red")
+
+
+def default_db_path() -> Path:
+    """``$XDG_DATA_HOME/react-agent/demo.db``, by default ``~/.local/share/react-agent/demo.db``."""
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "react-agent" / "demo.db"
+
+
+def _journal_path(text: str) -> Path:
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise CliError(f"--journal {text}: it is a folder; give the path of a .jsonl file", EXIT_USAGE)
+    if not path.parent.is_dir():
+        raise CliError(f"--journal {text}: the folder {str(path.parent)!r} does not exist", EXIT_USAGE)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------- commands
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    task = args.task.strip()
+    if not task:
+        raise CliError("the task must not be empty", EXIT_USAGE)
+    args.lang = detect_lang(args, task)
+    journal = _journal_path(args.journal) if args.journal else None
+    with ExitStack() as stack:
+        setup = prepare(args, console, stack)
+        agent = build_agent(args, setup.llm, tools_for(args, setup, args.lang), console)
+        trace = stack.enter_context(_closing(Trace(args.trace, console)))
+        errors, run_id = _ModelErrors(), uuid.uuid4()
+        config: RunnableConfig = {"callbacks": [errors], "run_id": run_id}
+        if journal is not None:
+            console.line(f"journal: {journal}, run {run_id} (after a crash: react-agent resume {journal} "
+                         f"--run-id {run_id})", "dim")
+        result, _ = run_task(console, agent.stream(task, config, journal=journal), task, trace, 1)
+        _explained(console, result, errors)
+        return _finish(console, result)
+
+
+def cmd_resume(args: argparse.Namespace, console: Console) -> int:
+    path = Path(args.journal_file).expanduser()
+    if not path.is_file():
+        raise CliError(f"journal file not found: {args.journal_file}", EXIT_USAGE)
+    header, replayed = _journaled_run(path, args.run_id)
+    identity = header.get("identity") or {}
+    if args.agent is None:  # default to what the journal says the run was made with
+        args.agent = _AGENT_NAMES.get(str(identity.get("agent", header.get("agent"))), "react")
+    if args.max_iterations is None and isinstance(identity.get("max_iterations"), int):
+        args.max_iterations = identity["max_iterations"]
+    task = str(header.get("task", ""))
+    args.lang = detect_lang(args, task)
+    with ExitStack() as stack:
+        setup = prepare(args, console, stack)
+        agent = build_agent(args, setup.llm, tools_for(args, setup, args.lang), console)
+        trace = stack.enter_context(_closing(Trace(args.trace, console)))
+        errors = _ModelErrors()
+        console.line(f"resuming run {header.get('run')} of {path}: {task}", "bold")
+        try:
+            stream = agent.resume_stream(path, run_id=str(header["run"]), config={"callbacks": [errors]})
+            result, _ = run_task(console, stream, task, trace, 1, replayed=replayed)
+        except JournalMismatchError as exc:
+            raise CliError(f"{exc} (give resume the same --agent, --lang, --tools/--mcp, --model and "
+                           "--max-iterations as the run)", EXIT_USAGE) from None
+        except JournalError as exc:
+            raise CliError(str(exc), EXIT_USAGE) from None
+        _explained(console, result, errors)
+        return _finish(console, result)
+
+
+def _journaled_run(path: Path, run_id: str | None) -> tuple[dict[str, Any], int]:
+    """The ``run`` record of the run to resume (the last one, or ``run_id``) and how many steps it has."""
+    try:
+        records = read_journal(path)
+    except JournalError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    runs = [r for r in records if r.get("type") == "run" and (run_id is None or r.get("run") == run_id)]
+    if not runs:
+        known = sorted({str(r.get("run")) for r in records if r.get("type") == "run"})
+        which = "no run" if run_id is None else f"no run {run_id!r}"
+        hint = f"; its runs: {', '.join(known)}" if known else ""
+        raise CliError(f"journal {path} holds {which} to resume{hint}", EXIT_USAGE)
+    header = runs[-1]
+    steps = sum(1 for r in records if r.get("type") == "step" and r.get("run") == header.get("run"))
+    return header, steps
+
+
+def cmd_chat(args: argparse.Namespace, console: Console) -> int:
+    journal = _journal_path(args.journal) if args.journal else None
+    with ExitStack() as stack:
+        setup = prepare(args, console, stack)
+        trace = stack.enter_context(_closing(Trace(args.trace, console)))
+        interactive = sys.stdin.isatty()
+        agent: BaseAgent | None = None
+        turns: list[tuple[str, str]] = []
+        memory = reached = False
+        if interactive:
+            console.line("react-agent chat: type a message; /reset forgets the conversation, /exit ends it", "dim")
+        for number in itertools.count(1):
+            text = _read_message(console, interactive)
+            if text is None or text in _CHAT_EXIT:
+                break
+            if not text:
+                continue
+            if text == "/reset":
+                turns.clear()
+                console.line("(conversation forgotten)", "dim")
+                continue
+            if agent is None:  # the language comes from the first message unless --lang says
+                args.lang = detect_lang(args, text)
+                agent = build_agent(args, setup.llm, tools_for(args, setup, args.lang), console)
+                memory = _accepts_chat_history(agent)
+                if not memory:
+                    console.line("note: this react_agent version has no conversation support: each message is "
+                                 "a separate task", "yellow")
+            errors = _ModelErrors()
+            kwargs: dict[str, Any] = {"journal": journal}
+            if memory:
+                kwargs["chat_history"] = history_messages(turns)
+            try:
+                stream = agent.stream(text, {"callbacks": [errors], "run_id": uuid.uuid4()}, **kwargs)
+                result, _ = run_task(console, stream, text, trace, number)
+            except KeyboardInterrupt:
+                console.line()
+                console.line("(interrupted; the message is dropped)", "red")
+                continue
+            failure = _setup_failure(result, errors)
+            if failure is not None and not reached:
+                raise failure  # the model has never answered: it cannot be reached or refuses the key
+            reached = reached or result.llm_calls > 0
+            if failure is not None:
+                console.line(f"  {failure}", "red")
+            console.answer(result.output if result.status == "finished" else f"(no answer: {result.status})")
+            if result.status == "finished":
+                turns.append((text, result.output))
+    return EXIT_OK
+
+
+def _read_message(console: Console, interactive: bool) -> str | None:
+    """The next line of stdin, stripped (``None`` at the end of input)."""
+    if interactive:
+        with console._lock:
+            console.err.write(console.redact("> "))
+            console.err.flush()
+    line = sys.stdin.readline()
+    return None if line == "" else line.strip()
+
+
+def _accepts_chat_history(agent: BaseAgent) -> bool:
+    try:
+        return "chat_history" in inspect.signature(agent.run).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def history_messages(turns: Sequence[tuple[str, str]]) -> list[BaseMessage]:
+    """The conversation so far as messages: each (user, assistant) turn as a human and an AI message."""
+    return [message for user, assistant in turns for message in (HumanMessage(user), AIMessage(assistant))]
+
+
+@contextmanager
+def _closing(trace: Trace) -> Iterator[Trace]:
+    try:
+        yield trace
+    finally:
+        trace.close()
 
 
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:
@@ -304,7 +735,7 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
         try:
             for run, task in enumerate(tasks, 1):
                 console.line(f"Task {run}/{len(tasks)}: {task}", "bold")
-                result, seconds = run_task(console, agent, task, trace, run)
+                result, seconds = run_task(console, agent.stream(task), task, trace, run)
                 console.answer(f"Answer {run}: " + (result.output if result.status == "finished" else "(none)"))
                 rows.append((task, result, seconds))
         finally:
@@ -321,6 +752,7 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK if finished and registered["Ivan"] else EXIT_NOT_FINISHED
 
 
+# ---------------------------------------------------------------------------------------------- the parser
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line instead of the usage block
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
@@ -332,32 +764,90 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be positive seconds, got {text!r}")
+    return value
+
+
+_MODEL_HELP = ("local (embedded llama.cpp model, default), gigachat, or provider:name: openai:gpt-4.1, "
+               "vllm:NAME, llamacpp:NAME, ollama:NAME, gigachat:NAME, local:FILE.gguf")
+
+
+def _model_flags(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--model", default="local", metavar="MODEL", help=_MODEL_HELP)
+    sub.add_argument("--model-path", metavar="FILE", help="GGUF file for --model local (default: Gemma 3 270M)")
+    sub.add_argument("--base-url", metavar="URL", help="the server of an openai/vllm/llamacpp/ollama/gigachat model, "
+                     "e.g. http://127.0.0.1:8080/v1")
+    sub.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key "
+                     "(default: OPENAI_API_KEY for openai, GIGACHAT_CREDENTIALS for gigachat)")
+
+
+def _agent_flags(sub: argparse.ArgumentParser, *, agent_default: str | None = "react") -> None:
+    sub.add_argument("--agent", choices=("react", "reflection", "plan"), default=agent_default,
+                     help="default: react" if agent_default else "default: the journaled run's agent")
+    sub.add_argument("--max-iterations", type=_positive, metavar="N", help="model decisions per task (default: 5)")
+    sub.add_argument("--trace", metavar="FILE.jsonl", help="write one JSON object per step and per result")
+    sub.add_argument("--yes", action="store_true", help="approve every tool that asks for approval")
+    sub.add_argument("--debug", action="store_true", help="show debug logs and tracebacks")
+
+
+def _work_flags(sub: argparse.ArgumentParser) -> None:
+    """The flags of run, resume and chat: tools, limits, language."""
+    sub.add_argument("--tools", action="append", metavar="MODULE[:NAME]", help="your tools: a list (or a function "
+                     "returning one) named NAME (default: tools) in a module or .py file; repeatable")
+    sub.add_argument("--mcp", action="append", metavar="'COMMAND ARGS'", help="an MCP server to start (stdio); its "
+                     "tools are given to the agent; repeatable")
+    sub.add_argument("--lang", choices=("ru", "en"), help="language of prompts and demo tools (default: ru if the "
+                     "task has Cyrillic letters, else en)")
+    sub.add_argument("--timeout", type=_seconds, metavar="S", help="seconds a run may take (status timeout)")
+    sub.add_argument("--tool-timeout", type=_seconds, metavar="S", help="seconds one tool call may take")
+    sub.add_argument("--db", metavar="FILE", help="SQLite file of the demo user tools "
+                     "(default: $XDG_DATA_HOME/react-agent/demo.db or ~/.local/share/react-agent/demo.db)")
+    sub.add_argument("--root", metavar="DIR", help="the demo read_file reads only under DIR (default: .)")
+    _model_flags(sub)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="react-agent", description="Run text-protocol LLM agents from the terminal.")
     parser.add_argument("--version", action="version", version=f"react-agent {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,demo}")
-    run = commands.add_parser("run", help="solve one task with the demo tools", description="Solve TASK with the "
-                              "demo tools, showing each step live on stderr; the final answer goes to stdout.")
+    commands = parser.add_subparsers(dest="command", required=True,
+                                     metavar="{run,resume,chat,demo,batch,eval}")
+    run = commands.add_parser("run", help="solve one task", description="Solve TASK with your tools (--tools, --mcp) "
+                              "or the demo tools, showing each step live on stderr; the answer goes to stdout.")
     run.add_argument("task", help="the task, in quotes")
+    run.add_argument("--journal", metavar="FILE.jsonl", help="journal every effect so `react-agent resume` can "
+                     "finish the run after a crash")
+    _work_flags(run)
+    _agent_flags(run)
+    resume = commands.add_parser("resume", help="finish a journaled run after a crash", description=(
+        "Continue the run journaled in FILE (its last run, or --run-id): completed model calls and tool calls are "
+        "replayed from the journal, not made again; then the run goes on live. Give the same tool and model flags "
+        "as the run."))
+    resume.add_argument("journal_file", metavar="FILE.jsonl", help="the --journal file of the run")
+    resume.add_argument("--run-id", metavar="ID", help="the run to resume (default: the last run in the file)")
+    _work_flags(resume)
+    _agent_flags(resume, agent_default=None)
+    chat = commands.add_parser("chat", help="talk with an agent, message by message", description=(
+        "An interactive session: each line of stdin is a message, answered by the agent with the live step trace "
+        "on stderr and the answer on stdout. Ends at end of input, /exit or /quit; /reset forgets the conversation."))
+    chat.add_argument("--journal", metavar="FILE.jsonl", help="journal every turn's run")
+    _work_flags(chat)
+    _agent_flags(chat)
     demo = commands.add_parser("demo", help="run the seed article's tasks on a fresh temporary database",
                                description="Run the seed article's tasks (register Ivan, then find him) on a "
                                "fresh temporary database, then print a summary.")
-    for sub in (run, demo):
-        sub.add_argument("--agent", choices=("react", "reflection", "plan"), default="react", help="default: react")
-        sub.add_argument("--model", choices=("local", "gigachat"), default="local",
-                         help="local: embedded llama.cpp model (default); gigachat: GIGACHAT_* environment")
-        sub.add_argument("--model-path", metavar="FILE", help="GGUF file for --model local (default: Gemma 3 270M)")
-        sub.add_argument("--max-iterations", type=_positive, metavar="N", help="model decisions per task (default: 5)")
-        sub.add_argument("--trace", metavar="FILE.jsonl", help="write one JSON object per step and per result")
-        sub.add_argument("--yes", action="store_true", help="approve every tool that asks for approval")
-        sub.add_argument("--debug", action="store_true", help="show debug logs and tracebacks")
-    run.add_argument("--lang", choices=("ru", "en"), help="language of prompts and tools (default: ru if the task "
-                     "has Cyrillic letters, else en)")
-    run.add_argument("--db", metavar="FILE", help="SQLite file of the user tools "
-                     "(default: $XDG_DATA_HOME/react-agent/demo.db or ~/.local/share/react-agent/demo.db)")
-    run.add_argument("--root", metavar="DIR", default=".", help="read_file reads only under DIR (default: .)")
     demo.add_argument("--lang", choices=("ru", "en"), default="en", help="default: en")
+    _model_flags(demo)
+    _agent_flags(demo)
+    add_batch_commands(commands)
     run.set_defaults(func=cmd_run)
+    resume.set_defaults(func=cmd_resume)
+    chat.set_defaults(func=cmd_chat)
     demo.set_defaults(func=cmd_demo)
     return parser
 
@@ -369,6 +859,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or a usage error argparse already reported
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     console = Console(logging.DEBUG if args.debug else logging.WARNING)
+    if getattr(args, "api_key_env", None):
+        console.add_secrets([os.environ.get(args.api_key_env, "")])
     root, ours = logging.getLogger(), logging.getLogger("react_agent")
     old_level = ours.level
     root.addHandler(console)  # every library's warnings (and with --debug our debug logs), secrets masked

@@ -57,7 +57,7 @@ def one_line(text: str) -> str:
         (["run", "task", "--max-iterations", "many"], "--max-iterations"),
         (["run"], "task"),
         (["demo", "--lang", "de"], "--lang"),
-        ([], "run,demo"),
+        ([], "run,resume,chat,demo,batch,eval"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(argv: list[str], mentions: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -93,10 +93,10 @@ def test_help_as_module() -> None:
 
 def test_missing_gigachat_credentials(monkeypatch: pytest.MonkeyPatch, run_args: list[str],
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    """--model gigachat without credentials: one clear line, exit 3, no traceback."""
+    """--model gigachat without credentials: one clear line naming the variable, exit 5, no traceback."""
     for name in ("GIGACHAT_CREDENTIALS", "GIGACHAT_ACCESS_TOKEN", "GIGACHAT_USER", "GIGACHAT_PASSWORD"):
         monkeypatch.delenv(name, raising=False)
-    assert cli.main(["run", "hello", "--model", "gigachat", *run_args]) == 3
+    assert cli.main(["run", "hello", "--model", "gigachat", *run_args]) == 5
     captured = capsys.readouterr()
     assert "GIGACHAT_CREDENTIALS" in one_line(captured.err)
     assert "Traceback" not in captured.err
