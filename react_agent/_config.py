@@ -55,6 +55,7 @@ class AgentConfig(BaseModel):
     name: Annotated[str, Field(min_length=1)] | None = Field(None, description="None or a non-empty string")
     journal: Path | None = Field(None, description="None or the path of a .jsonl journal file (its folder must exist)")
     examples: tuple[Example, ...] = Field((), description="a sequence of react_agent.Example")
+    output_schema: Any = Field(None, description="None or a pydantic model class (the shape of the final answer)")
 
     @field_validator("prompts", mode="before")
     @classmethod
@@ -95,6 +96,14 @@ class AgentConfig(BaseModel):
             if not isinstance(item, Example):
                 raise ValueError(f"example {number} is a {type(item).__name__}, not an Example")
         return items
+
+    @field_validator("output_schema", mode="before")
+    @classmethod
+    def _output_schema(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, type) and issubclass(value, BaseModel)):
+            return value
+        raise ValueError("pass the model class, not an instance" if isinstance(value, BaseModel)
+                         else "not a subclass of pydantic.BaseModel")
 
     @field_validator("timeout", "max_execution_time", mode="before")
     @classmethod

@@ -19,6 +19,7 @@ agent serves any number of concurrent ``run``/``arun`` calls.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -50,6 +51,16 @@ from react_agent._journal import (
 from react_agent._parser import parse_response
 from react_agent._prompts import PromptSet
 from react_agent._render import check_examples, example_variables, history_entry
+from react_agent._runnable import (
+    AgentNode,
+    AgentTool,
+    agent_tool,
+    compose_task,
+    history_of,
+    output_json_schema,
+    structured_answer,
+    subrun_usage,
+)
 from react_agent._schema import answer_schema
 from react_agent._state import Loop, ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall
 from react_agent._timeouts import DeadlineExceeded, acall_within, call_within
@@ -153,7 +164,9 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
     @cached_property
     def answer_schema(self) -> dict[str, Any]:
         """The JSON schema of a decision: one branch per tool plus FINISH."""
-        return answer_schema(list(self.registry.tools.values()))
+        schema = self.config.output_schema
+        return answer_schema(list(self.registry.tools.values()),
+                             finish_schema=None if schema is None else output_json_schema(schema))
 
     @cached_property
     def _examples(self) -> list[dict[str, str]]:
@@ -167,21 +180,23 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
 
     # ---------------------------------------------------------------- public API
     def run(self, task: Any, *, config: RunnableConfig | None = None, journal: str | os.PathLike[str] | None = None,
-            session: Mapping[str, Any] | None = None) -> AgentResult:
+            session: Mapping[str, Any] | None = None, chat_history: Any = None) -> AgentResult:
         """Solve ``task``; returns the :class:`AgentResult` (never raises for model or tool mistakes).
 
         ``journal``: a JSONL file this run appends every effect to (fsync-ed), so :meth:`resume` can finish
         it after a crash; many runs and processes may share one file. ``session``: per-run values that
-        ``$session.<key>`` references resolve to (:class:`PlanAndExecuteAgent`).
+        ``$session.<key>`` references resolve to (:class:`PlanAndExecuteAgent`). ``chat_history``: the
+        previous turns of a dialogue (messages, ``(role, text)`` pairs or a :class:`Conversation`), shown to
+        the model before the task; the tool steps of a run never cross into another.
         """
-        return _last(self.stream(task, config, journal=journal, session=session))
+        return _last(self.stream(task, config, journal=journal, session=session, chat_history=chat_history))
 
     async def arun(self, task: Any, *, config: RunnableConfig | None = None,
                    journal: str | os.PathLike[str] | None = None,
-                   session: Mapping[str, Any] | None = None) -> AgentResult:
+                   session: Mapping[str, Any] | None = None, chat_history: Any = None) -> AgentResult:
         """Async :meth:`run`: awaits the model's and tools' async methods."""
         result = None
-        async for item in self.astream(task, config, journal=journal, session=session):
+        async for item in self.astream(task, config, journal=journal, session=session, chat_history=chat_history):
             result = item
         assert isinstance(result, AgentResult)
         return result
@@ -212,6 +227,8 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
             while (item := _advance(drive, reply)) is not None:
                 if isinstance(item, StepDone):
                     reply = None
+                    if run.handlers:
+                        run.get_child().on_custom_event(STEP_EVENT, _step_data(state, item), run_id=run.run_id)
                     yield item.step
                 else:
                     reply = _outcome_of(lambda: self._perform(item, child))
@@ -236,6 +253,8 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
             while (item := _advance(drive, reply)) is not None:
                 if isinstance(item, StepDone):
                     reply = None
+                    if run.handlers:
+                        await run.get_child().on_custom_event(STEP_EVENT, _step_data(state, item), run_id=run.run_id)
                     yield item.step
                 else:
                     reply = await _aoutcome_of(self._aperform(item, child))
@@ -290,6 +309,27 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
                 "max_parse_errors", "max_tokens_budget")
         return {"agent": type(self).__name__, "tools": self.registry.names,
                 **{k: getattr(self.config, k) for k in keep if k in type(self.config).model_fields}}
+
+    # ---------------------------------------------------------------- LangChain / LangGraph
+    def as_tool(self, args_schema: Any = None, *, name: str | None = None, description: str | None = None,
+                arg_types: Any = None) -> AgentTool:
+        """This agent as a ``BaseTool`` another agent (or any LangChain tool caller) can call with a subtask.
+
+        ``description`` (required) tells the calling model what the agent does; ``name`` defaults to the
+        agent's name. The tool takes ``{"task": "..."}`` unless ``args_schema`` (a pydantic model) or
+        ``arg_types`` (``{name: type}``) say otherwise; then its arguments are the run's dict input (with an
+        ``input``/``task``/``question`` key) or, without one, their JSON text is the task. The sub-run is a
+        child of the tool call in traces, its token usage is added to the calling run's usage, and a sub-run
+        that does not finish is a tool error (an observation for the caller)."""
+        return agent_tool(self, args_schema, name=name, description=description, arg_types=arg_types)
+
+    def as_node(self, *, input_key: str = "input", output_key: str | None = None,
+                result_key: str | None = None) -> AgentNode:
+        """This agent as a LangGraph node that maps state keys (see :class:`AgentNode`): the task from
+        ``state[input_key]``, the answer to ``state[output_key]`` (``"messages"``: an ``AIMessage``; default:
+        ``"messages"`` when reading messages, else ``"output"``), the result as plain data to
+        ``state[result_key]`` when set."""
+        return AgentNode(self, input_key=input_key, output_key=output_key, result_key=result_key)
 
     # ---------------------------------------------------------------- seams
     def build_messages(self, state: RunState) -> list[BaseMessage]:
@@ -411,7 +451,9 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
             state.parse_failures = 0
             if action.is_finish:
                 yield from self.finish(state, action, reply)
-                return
+                if state.done:
+                    return
+                continue  # the answer did not match output_schema: the model was told why
             started = time.monotonic()
             outcome: Outcome = yield ToolCall(action)
             yield from self.record(state, AgentStep(
@@ -432,8 +474,24 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
         yield StepDone(state.steps[-1])
 
     def finish(self, state: RunState, action: AgentAction, reply: ModelReply) -> Loop[None]:
-        """End the run with the model's answer (one extra call writes it when ``final_answer`` asks)."""
+        """End the run with the model's answer (one extra call writes it when ``final_answer`` asks). With
+        ``output_schema`` the answer must validate against it, or the run goes on with the error observed."""
         answer = str(action.action_input).strip()
+        if self.config.output_schema is not None:
+            parsed, error = structured_answer(self.config.output_schema, answer, reply.text)
+            if parsed is None:
+                schema = json.dumps(output_json_schema(self.config.output_schema), ensure_ascii=False)
+                feedback = self.prompts.render("invalid_answer", error=error, schema=schema)
+                yield from self.record(state, AgentStep(thought=action.thought, observation=feedback, is_error=True,
+                                                        raw_output=reply.text, duration_s=reply.seconds,
+                                                        usage=reply.usage), review=True)
+                return
+            state.output_object = parsed
+            answer = parsed.model_dump_json()
+            yield from self.record(state, AgentStep(thought=action.thought, action=FINISH, action_input=answer,
+                                                    raw_output=reply.text, duration_s=reply.seconds, usage=reply.usage))
+            state.end("finished", answer)
+            return
         if self.config.final_answer == "always" or (self.config.final_answer == "auto" and not answer):
             final: ModelReply = yield ModelCall(self.build_final_messages(state), "final_answer")
             answer = final.text.strip()
@@ -537,7 +595,10 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
         left, timeout = state.time_left(), self.config.timeout
         if left is not None:
             timeout = max(0.001, left if timeout is None else min(timeout, left))
-        outcome: Outcome = yield _ToolIO(action, record, timeout)
+        with subrun_usage() as subruns:  # agents run as tools report their usage here
+            outcome: Outcome = yield _ToolIO(action, record, timeout)
+        if subruns.usage.total_tokens:
+            state.usage = state.usage + subruns.usage
         return record.finish(outcome)
 
     @staticmethod
@@ -549,9 +610,12 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
 
     # ---------------------------------------------------------------- driver helpers
     def _start(self, input: Any, config: RunnableConfig | None, *, journal: Any = None,
-               session: Mapping[str, Any] | None = None, _resume: RunJournal | None = None) -> tuple[
-            RunState, RunnableConfig]:
+               session: Mapping[str, Any] | None = None, chat_history: Any = None,
+               _resume: RunJournal | None = None) -> tuple[RunState, RunnableConfig]:
         task, extra = task_of(input)
+        if _resume is None:  # a journaled task is already composed
+            history = history_of(extra.get("chat_history", chat_history))
+            task = compose_task(self.prompts, task, history, self.config.output_schema)
         journal = extra.get("journal", journal)
         session = extra.get("session", session)
         if session is not None and not isinstance(session, Mapping):
@@ -624,17 +688,20 @@ def task_of(input: Any) -> tuple[str, dict[str, Any]]:
             raise ConfigError(f"a dict input needs the key 'input' (or 'task', 'question', 'messages'); got keys "
                               f"{sorted(map(str, input))}")
         value = input[key]
-        extra = {k: input[k] for k in ("session", "journal") if k in input}
+        extra = {k: input[k] for k in ("session", "journal", "chat_history") if k in input}
     if isinstance(value, PromptValue):
         value = value.to_messages()
     if isinstance(value, BaseMessage):
         value = [value]
     if isinstance(value, list) and value and all(isinstance(m, BaseMessage) for m in value):
-        humans = [m for m in value if m.type == "human"] or value
-        value = message_text(humans[-1])
+        last = max((i for i, m in enumerate(value) if m.type == "human"), default=len(value) - 1)
+        if last and "chat_history" not in extra:  # the earlier messages are the conversation
+            extra["chat_history"] = value[:last]
+        value = message_text(value[last])
     if not isinstance(value, str):
+        where = "" if value is input else f" (in the {type(input).__name__})"
         raise ConfigError(f"the task must be a string, a PromptValue, a list of messages or a dict with 'input'; "
-                          f"got {type(input).__name__}")
+                          f"got {type(value).__name__}{where}")
     if not value.strip():
         raise ConfigError("the task is empty: pass the text of the task")
     return value, extra
@@ -699,6 +766,14 @@ def _named(config: RunnableConfig, call: ModelCall | None) -> RunnableConfig:
     return patch_config(config, run_name=purpose) | {
         "tags": [*config.get("tags", []), f"react_agent:{purpose}"],
         "metadata": {**config.get("metadata", {}), "react_agent_purpose": purpose}}
+
+
+STEP_EVENT = "react_agent.step"
+"""The name of the custom callback event sent for each completed step (``astream_events``: ``on_custom_event``)."""
+
+
+def _step_data(state: RunState, done: StepDone) -> dict[str, Any]:
+    return {"index": len(state.steps), "step": done.step}
 
 
 def _advance(drive: Generator[Any, Any, None], reply: Any) -> Any:

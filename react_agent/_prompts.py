@@ -61,6 +61,9 @@ TEMPLATE_VARIABLES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
     "max_iterations": (frozenset({"last_observation"}), frozenset({"last_observation", "steps"})),
     "timeout": (frozenset({"last_observation"}), frozenset({"last_observation", "steps", "seconds"})),
     "truncated": (frozenset({"omitted"}), frozenset({"omitted"})),
+    "conversation": (frozenset({"turns", "task"}), frozenset({"turns", "task"})),
+    "answer_format": (frozenset({"task", "schema"}), frozenset({"task", "schema"})),
+    "invalid_answer": (frozenset({"error"}), frozenset({"error", "schema"})),
 }
 """For each template name: the variables it must use and the variables it may use."""
 

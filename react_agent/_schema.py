@@ -70,12 +70,15 @@ def answer_schema(
     tools: Sequence[BaseTool],
     *,
     thought_max_length: int | None = DEFAULT_THOUGHT_MAX_LENGTH,
+    finish_schema: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the JSON schema of one answer ``{"thought", "action", "action_input"}`` for ``tools``.
 
     One ``anyOf`` branch per tool (in the given order) and a last branch for FINISH, whose
     ``action_input`` is the answer text. ``thought_max_length`` bounds the ``thought`` string
-    (``None``: unbounded). A tool named FINISH is rejected with ``ValueError``, as are duplicates.
+    (``None``: unbounded). ``finish_schema`` (the JSON schema of a structured final answer,
+    ``output_schema``) replaces the FINISH branch's string ``action_input``. A tool named FINISH is
+    rejected with ``ValueError``, as are duplicates.
     """
     thought: dict[str, Any] = {"type": "string"}
     if thought_max_length is not None:
@@ -94,7 +97,9 @@ def answer_schema(
         seen.add(tool.name)
         args = _normalise(tool_args_schema(tool), prefix=tool.name, hoisted=hoisted)
         branches.append(_branch(thought, {"const": tool.name}, args))
-    branches.append(_branch(thought, {"const": FINISH}, {"type": "string"}))
+    finish_input = ({"type": "string"} if finish_schema is None
+                    else _normalise(copy.deepcopy(dict(finish_schema)), prefix=FINISH, hoisted=hoisted))
+    branches.append(_branch(thought, {"const": FINISH}, finish_input))
 
     schema: dict[str, Any] = {"anyOf": branches}
     if hoisted:

@@ -102,7 +102,16 @@ def golden_variables(name: str, lang: str, seed_tools: list[BaseTool]) -> dict[s
         "max_iterations": {"last_observation": state.last_observation, "steps": state.steps},
         "timeout": {"last_observation": state.last_observation, "seconds": 30},
         "truncated": {"omitted": 1234},
+        "conversation": {"turns": [{"role": "user", "text": fixed["task"]},
+                                   {"role": "assistant", "text": fixed["observation_1"]}],
+                         "task": fixed["prose"]},
+        "answer_format": {"task": fixed["task"], "schema": ANSWER_SCHEMA},
+        "invalid_answer": {"error": "email: Field required", "schema": ANSWER_SCHEMA},
     }[name]
+
+
+ANSWER_SCHEMA = json.dumps({"type": "object", "properties": {"username": {"type": "string"}, "email": {
+    "type": "string"}}, "required": ["username", "email"]})
 
 
 CASES = [(lang, name) for lang in LANGUAGES for name in sorted(TEMPLATE_VARIABLES)]
