@@ -9,7 +9,6 @@ one on the parser corpus.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -29,35 +28,6 @@ def _swap(owner: Any, name: str, value: Any) -> Undo:
             setattr(owner, name, old)
 
     return undo
-
-
-# --------------------------------------------------------------------------------- 1. parser fast path
-def fast_parse(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``_parse`` with a fast path for the common reply: exactly one JSON object, no think block."""
-    from react_agent import _parser as p
-
-    def _parse(text: str, names: frozenset[str], allow_plain: bool) -> Any:
-        stripped = text.strip() if text else ""
-        if stripped[:1] == "{" and stripped[-1:] == "}" and not (
-            "<" in stripped and (p._THINK_OPEN.search(stripped) or p._THINK_CLOSE.search(stripped))
-        ):
-            try:
-                obj = json.loads(stripped, strict=False)
-            except (ValueError, RecursionError):
-                obj = None
-            if isinstance(obj, dict):
-                obj = p._unwrap(obj)
-                if p._looks_like_action(obj, names):
-                    return p._from_object(obj, names, "", p._Budget(p._REPAIR_BUDGET))
-        return original(text, names, allow_plain)
-
-    return _parse
-
-
-def apply_parser_fast_path() -> Undo:
-    from react_agent import _parser as p
-
-    return _swap(p, "_parse", fast_parse(p._parse))
 
 
 # --------------------------------------------------------------------------------- 2. retry fast path
@@ -95,84 +65,6 @@ def apply_render_text() -> Undo:
         return str(original(self, name, **variables))
 
     return _swap(p.PromptSet, "render", render)
-
-
-# --------------------------------------------------------------------------------- 4. dict keys first in jinja
-def apply_jinja_dict_getattr() -> Undo:
-    import jinja2
-
-    from react_agent import _prompts as p
-
-    env = p._ENV
-    base = jinja2.Environment.getattr
-
-    def getattr_(obj: Any, attribute: str) -> Any:
-        if type(obj) is dict:
-            try:
-                return obj[attribute]
-            except KeyError:
-                pass
-        return base(env, obj, attribute)
-
-    env.getattr = getattr_  # type: ignore[method-assign]
-
-    def undo() -> None:
-        del env.getattr
-
-    return undo
-
-
-# --------------------------------------------------------------------------------- 5. history entry cache
-def apply_history_cache() -> Undo:
-    from react_agent._core import BaseAgent
-
-    original = BaseAgent._history_entry
-
-    def _history_entry(self: Any, index: int, step: Any) -> dict[str, Any]:
-        cache = self.__dict__.setdefault("_bench_entries", {})
-        hit = cache.get(id(step))
-        if hit is not None and hit[0] is step and hit[1] == index:
-            return dict(hit[2])
-        entry = original(self, index, step)
-        if len(cache) > 512:
-            cache.clear()
-        cache[id(step)] = (step, index, entry)
-        return dict(entry)
-
-    return _swap(BaseAgent, "_history_entry", _history_entry)
-
-
-# --------------------------------------------------------------------------------- 6. cheap usage / step records
-def apply_cheap_records() -> Undo:
-    from langchain_core.messages import AIMessage
-
-    from react_agent import _core
-    from react_agent._types import Usage
-
-    zero = Usage()
-    original_usage = _core.message_usage
-
-    def message_usage(message: Any) -> Any:
-        if not getattr(message, "usage_metadata", None) and not (
-            getattr(message, "response_metadata", None) or {}
-        ).get("token_usage"):
-            return zero
-        return original_usage(message)
-
-    def _reply(self: Any, state: Any, message: Any, started: float) -> Any:
-        usage = message_usage(message) if isinstance(message, AIMessage) else zero
-        state.llm_calls += 1
-        if usage is not zero:
-            state.usage = state.usage + usage
-        return _core.ModelReply(_core.message_text(message), usage, time.monotonic() - started)
-
-    undos = [_swap(_core, "message_usage", message_usage), _swap(_core.BaseAgent, "_reply", _reply)]
-
-    def undo() -> None:
-        for u in reversed(undos):
-            u()
-
-    return undo
 
 
 # --------------------------------------------------------------------------------- 7. file-less journal
@@ -223,12 +115,6 @@ def apply_lazy_journal() -> Undo:
 
 
 PROPOSALS: list[dict[str, Any]] = [
-    {"name": "parser fast path", "where": "react_agent/_parser.py: _parse",
-     "change": "Before the scan: if the stripped reply starts with '{' and ends with '}', holds no <think> tag "
-               "and json.loads(strict=False) gives a dict that _looks_like_action after _unwrap, return "
-               "_from_object(obj, names, '', _Budget(_REPAIR_BUDGET)); otherwise run the full pipeline. "
-               "Same result on the whole parser corpus (checked by the benchmark).",
-     "apply": apply_parser_fast_path},
     {"name": "retry fast path", "where": "react_agent/_retry.py: RetryPolicy.call / acall",
      "change": "Call fn() once directly; build tenacity's Retrying only after a transient failure, for the "
                "remaining max_attempts - 1 attempts (sleep the first backoff wait before it). A Retrying object "
@@ -238,20 +124,6 @@ PROPOSALS: list[dict[str, Any]] = [
      "change": "For a jinja template return template.render(filtered vars).strip() instead of building a "
                "HumanMessage via messages() and joining its content (same text).",
      "apply": apply_render_text},
-    {"name": "dict keys first in jinja", "where": "react_agent/_prompts.py: _ENV",
-     "change": "Use a jinja2.Environment subclass whose getattr(obj, name) returns obj[name] first when "
-               "type(obj) is dict (the history entries and tool specs are dicts): jinja's default tries "
-               "getattr() first and pays an AttributeError per `s.action` lookup.",
-     "apply": apply_jinja_dict_getattr},
-    {"name": "cache history entries", "where": "react_agent/_core.py: BaseAgent.prompt_variables / _history_entry",
-     "change": "Keep the rendered history entry of each step in the RunState (e.g. a list parallel to steps, "
-               "rebuilt for an index whose step object changed), so json.dumps(action_input) and truncation run "
-               "once per step instead of once per prompt (O(n) instead of O(n^2) with history_window=None).",
-     "apply": apply_history_cache},
-    {"name": "skip zero usage", "where": "react_agent/_core.py: message_usage / BaseAgent._reply",
-     "change": "Return a module-level Usage() constant when the message reports no tokens, and skip "
-               "state.usage + usage (a new pydantic model) when the usage is that constant.",
-     "apply": apply_cheap_records},
     {"name": "inert journal", "where": "react_agent/_journal.py: RunJournal.model_call / model_done / step_done / "
                                        "end, ToolCallRecord.finish",
      "change": "When the journal has no file and nothing to replay (path is None and live), skip the prompt "
@@ -259,25 +131,3 @@ PROPOSALS: list[dict[str, Any]] = [
                "usage.model_dump()) that append() then throws away.",
      "apply": apply_lazy_journal},
 ]
-
-
-def check_parser_equivalence(texts: list[tuple[str, list[str]]]) -> dict[str, int]:
-    """Parse every text with and without the fast path; count identical and different outcomes."""
-    from react_agent import _parser as p
-    from react_agent._errors import OutputParseError
-
-    def outcome(text: str, names: list[str]) -> Any:
-        try:
-            a = p.parse_response(text, names)
-            return ("ok", a.action, json.dumps(a.action_input, sort_keys=True, default=str), a.thought)
-        except OutputParseError as exc:
-            return ("refused", exc.reason)
-
-    before = [outcome(t, n) for t, n in texts]
-    undo = apply_parser_fast_path()
-    try:
-        after = [outcome(t, n) for t, n in texts]
-    finally:
-        undo()
-    same = sum(a == b for a, b in zip(before, after, strict=True))
-    return {"cases": len(texts), "same": same, "different": len(texts) - same}
