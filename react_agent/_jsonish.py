@@ -19,7 +19,7 @@ __all__ = ["Budget", "decode"]
 REPAIR_MAX = 1_000  # longest candidate handed to json_repair
 REPAIR_BUDGET = 1_000  # characters per reply handed to json_repair in all
 RELAXED_BUDGET = 32_000  # characters per reply given to the relaxed pass in all
-REPAIR_MAX_DEPTH = 24  # deeper candidates are never handed to json_repair
+REPAIR_MAX_DEPTH = 10  # deeper candidates are never handed to json_repair
 
 _COMMENT = r"//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/"
 _FIX = re.compile(

@@ -46,14 +46,14 @@ _MAX_COMPLETION = 16_000  # longest cut-off object a validator may see completed
 _MAX_MARKERS = 64  # field markers read per reply
 _MAX_PARAMETERS = 64  # XML parameters read per call
 _PROSE_WINDOW = 8_000  # characters of prose searched for talk about tools
-_MAX_SCAN_STEPS = 20_000  # regex steps of one brace scan
+_MAX_SCAN_STEPS = 5_000  # regex steps of one brace scan
 _MAX_DEPTH = 256  # deeper nesting counts as never closed
 _MAX_NAME = 128
 
 _NAME_KEYS = ("action", "tool", "tool_name", "name", "function")
 _INPUT_KEYS = ("action_input", "tool_input", "args", "arguments", "parameters", "params", "input")
 _THOUGHT_KEYS = ("thought", "though", "reasoning", "thinking", "thoughts")
-_ENVELOPE_KEYS = ("function", "action", "tool", "tool_call", "function_call", "command")  # {"key": {name…}}
+_ENVELOPE_KEYS = ("function", "action", "tool", "tool_call", "function_call", "command", "tools")  # {"k": {name}}
 _PROTOCOL = {*_NAME_KEYS, *_INPUT_KEYS, *_THOUGHT_KEYS, *_ENVELOPE_KEYS}
 _RESERVED = _PROTOCOL | {"type", "id", "observation", "tool_calls"}  # never flat arguments
 _ANSWER_KEYS = ("answer", "output", "final_answer", "text", "response", "result", "content")
@@ -80,16 +80,16 @@ _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 # scan tokens: a run of flat objects (no nested braces, no single quotes), a brace run, a stretch of
 # whole strings and plain text that cannot change the state (inside objects), or a lone quote
-_STRING = r'"(?:[^"\\]|\\.)*"'
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _FLAT_OBJECT = r"""\{(?:[^{}"'\\]|""" + _STRING + r")*\}"
 _APOSTROPHE = r"(?:(?<![{\[,:\s])|(?<=[^{\[,:\s]\s))'"  # a "'" that cannot open a string
 _FLAT = re.compile(_FLAT_OBJECT)
 _TOP = re.compile("(" + _FLAT_OBJECT + "(?:[^{}]*" + _FLAT_OBJECT + r")*)|(\{+)")
 _INSIDE = re.compile(
     "(" + _FLAT_OBJECT + """(?:[^{}"']*""" + _FLAT_OBJECT + r")*)|(\{+)|(\}+)"
-    "|(?:" + _STRING + """|[^{}"']|""" + _APOSTROPHE + """)+|(")|(')"""
+    "|(?:" + _STRING + """|[^{}"']+|""" + _APOSTROPHE + """)+|(")|(')"""
 )
-_SINGLE_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'")
+_SINGLE_QUOTED = re.compile(r"'[^'\\]*(?:\\.[^'\\]*)*'")
 _KEY = re.compile(r"""(?:["']|(?<=[{,]))(?:""" + "|".join(sorted(_PROTOCOL)) + r""")["']?\s*:""", re.IGNORECASE)
 _NON_SPACE = re.compile(r"\S")
 _JSON_TOKEN = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|([\w.+-]+)|([{}\[\]:,])|\s+|(.)', re.DOTALL)
@@ -108,7 +108,8 @@ def _label(words: str) -> re.Pattern[str]:
     The colon may be left out when the label stands alone on its line (``Action`` / ``search``).
     """
     return re.compile(
-        rf"^[ \t>#*_-]*(?:{words})[ \t]*\d*[ \t*_]*(?::(?:\*\*|__)?[ \t]*|(?=\r?$))", re.IGNORECASE | re.MULTILINE
+        rf"^(?=([ \t>#*_-]*))\1(?:{words})[ \t]*\d*[ \t*_]*(?::(?:\*\*|__)?[ \t]*|(?=\r?$))",
+        re.IGNORECASE | re.MULTILINE,
     )
 
 
@@ -121,7 +122,8 @@ _STOP = _label(
     r"thought|action(?:[ \t_]*input)?|input|observation|final[ \t_]*answer|answer|question"
     r"|наблюдение|мысль|действие|финальный ответ|окончательный ответ"
 )
-_INLINE_ACTION = re.compile(r"(?<![\w-])action[ \t]*:[ \t]*", re.IGNORECASE)  # "Thought: … Action: x" on one line
+_INLINE_ACTION = re.compile(r"(?:(?i:(?<![\w-])action)|(?<=[a-z])Action)[ \t]*:[ \t]*")  # "Thought: … Action: x"
+_INLINE_OBSERVATION = re.compile(r"[ \t]*(?<![\w-])observation[ \t]*:", re.IGNORECASE)
 _GLUED_INPUT = re.compile(r"(?:action[ \t_]*)?input[ \t]*:[ \t]*", re.IGNORECASE)  # "Action:SearchAction Input:{"
 _INLINE_ARGS = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*(\(?)[ \t]*(?=[{)])")  # "search ({", "search {", "ping()"
 _ANSWER_OPENING = re.compile(r"\s*(?:`{3,}[\w-]*[ \t]*\n\s*)?(?=\{)")
@@ -785,7 +787,10 @@ def _text_action(body: str, label: int, label_end: int, raw_name: str, name_end:
     glued = _GLUED_INPUT.search(body, name_start + 1, name_end)
     if glued is not None:  # "Action: search Action Input: {...}" or "Action:SearchAction Input:{...}"
         name = _clean_name(body[name_start : glued.start()])
-        return _build(thought, name, _input_of(name, _section(body, glued.end()), ctx), ctx.budget)
+        section = _section(body, glued.end())
+        observation = _INLINE_OBSERVATION.search(section)  # "… Action Input: x Observation:" on one line
+        section = section[: observation.start()].strip() if observation else section
+        return _build(thought, name, _input_of(name, section, ctx), ctx.budget)
     inline = _INLINE_ARGS.match(body, name_start, name_end)
     stop = _STOP.search(body, name_end)
     has_input = stop is not None and _INPUT.match(body, stop.start()) is not None

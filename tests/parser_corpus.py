@@ -1,7 +1,8 @@
 """Real and adapted model replies with what a *safe* parser should return for each.
 
 Each case cites where its text comes from: a public parser test fixture or issue report of LangChain,
-LlamaIndex, smolagents, CrewAI or json_repair (``source`` is the file or thread), or
+LlamaIndex, smolagents, CrewAI, json_repair, DSPy, NVIDIA NeMo Agent Toolkit, Hermes agent and others
+(``source`` is the file or thread), or
 ``"react_agent: <why>"`` for our own (GigaChat replies from the seed article and GigaChat-style
 fabricated continuations). ``expected`` is ``None`` when the reply must be refused, otherwise a dict
 with ``action`` and ``action_input`` (and optionally ``thought``). Where our expectation differs from
@@ -52,6 +53,10 @@ _SMOL_MODELS = "https://github.com/huggingface/smolagents/blob/main/tests/test_m
 _SMOL_UTILS = "https://github.com/huggingface/smolagents/blob/main/tests/test_utils.py"
 _JR = "https://github.com/mangiucugna/json_repair/blob/main/tests/"
 _SEED = "react_agent: real GigaChat answer quoted in the seed article"
+_ISSUE_14 = "react_agent: issue 14"
+_NEMO = "https://github.com/NVIDIA/NeMo-Agent-Toolkit/blob/develop/tests/aiq/agent/test_react.py"
+_DSPY_STREAMING = "https://github.com/stanfordnlp/dspy/blob/main/tests/streaming/test_streaming.py"
+_AUTOGPT = "https://github.com/farizrahman4u/loopgpt/blob/main/loopgpt/constants.py"
 
 _SEED_1 = (
     '{\n    "action": "register_user",\n    "action_input": {\n        "username": "Ivan",\n'
@@ -67,6 +72,10 @@ _SEED_2 = (
     '    "action_input": {"username": "Ivan", "user_email": "ivan@test.com"}\n}'
 )
 _IVAN = {"username": "Ivan", "email": "ivan@test.com"}
+_ANSWER_JSON = (
+    '{"thought": "Registering the user.", "action": "register_user", '
+    '"action_input": {"username": "Ivan", "email": "ivan@test.com"}}'
+)
 _REG = ("register_user",)
 _CREW_DICT = {"task": "Research XAI", "context": "Explainable AI", "coworker": "Senior Researcher"}
 _CREW_ANSWER = (
@@ -1081,6 +1090,369 @@ CASES: list[Case] = [
         None,
         _SMOL_UTILS + " (test_parse_code_blobs: a code agent's reply holds no JSON or text action)",
         reason="no_action",
+    ),
+    # ==== wave 2 (issue 14): dialects other projects' models write ===================================
+    # ---- an answer label followed by a JSON action is that action, never a final answer -------------
+    Case(
+        "answer_label_json_action",
+        "Answer: " + _ANSWER_JSON,
+        _act("register_user", _IVAN, "Registering the user."),
+        _ISSUE_14 + " (the compact prompt labels answers 'Answer:' and the model repeats the label)",
+        _REG,
+    ),
+    Case(
+        "final_answer_label_json_action",
+        "Final Answer: " + _ANSWER_JSON,
+        _act("register_user", _IVAN, "Registering the user."),
+        _ISSUE_14,
+        _REG,
+    ),
+    Case(
+        "answer_label_own_line_json_action",
+        "Answer:\n" + _ANSWER_JSON,
+        _act("register_user", _IVAN, "Registering the user."),
+        _ISSUE_14 + " (the label on its own line)",
+        _REG,
+    ),
+    Case(
+        "answer_label_fenced_json_action",
+        "Thought: I have what I need.\nFinal Answer:\n```json\n" + _ANSWER_JSON + "\n```",
+        _act("register_user", _IVAN, "Registering the user."),
+        _ISSUE_14 + " (adapted: the action in a fence after the label)",
+        _REG,
+    ),
+    Case(
+        "answer_label_cut_json_action",
+        'Answer: {"thought": "Registering the user.", "action": "register_user", "action_input": {"username": "Iv',
+        None,
+        _ISSUE_14 + " (adapted: cut off inside a value, so neither an answer nor a call)",
+        _REG,
+        reason="truncated",
+    ),
+    Case(
+        "answer_then_json_action",
+        "Final Answer: I will register him now.\n" + _ANSWER_JSON,
+        None,
+        _ISSUE_14 + " (adapted: an answer that also holds an action; neither is safe to take)",
+        _REG,
+        reason="invalid_action",
+    ),
+    Case(
+        "openjarvis_pr_950_json_action_not_answer",
+        'Final Answer: {"thought": "I need the weather first.", "action": "get_weather", '
+        '"action_input": {"city": "Paris"}}',
+        _act("get_weather", {"city": "Paris"}, "I need the weather first."),
+        "https://github.com/open-jarvis/OpenJarvis/pull/950 (adapted: a JSON ReAct action was taken as the final "
+        "answer and no tool ran)",
+    ),
+    Case(
+        "answer_label_structured_data",
+        'Final Answer: {"city": "Paris", "country": "France"}',
+        _fin('{"city": "Paris", "country": "France"}'),
+        _ISSUE_14 + " (a JSON answer that is not an action stays the answer)",
+    ),
+    # ---- ReAct text variants ----------------------------------------------------------------------------
+    Case(
+        "nemo_spaces_not_newlines",
+        "Thought:not_many Action:Tool A Action Input: hello, world! Observation:",
+        _act("Tool A", "hello, world!", "not_many"),
+        _NEMO + " (test_output_parser_spaces_not_newlines: the whole step on one line)",
+        ("Tool A", "Tool B"),
+    ),
+    Case(
+        "nemo_glued_labels_json_input",
+        'Action:CodeGenerationAction Input:{"query": "write Python code for the following:\n\t\t-\tmake a generic '
+        'API call\n\t\t-\tunit tests\n", "model": "meta/llama-3.1-70b"}',
+        _act(
+            "CodeGeneration",
+            {
+                "query": "write Python code for the following:\n\t\t-\tmake a generic API call\n\t\t-\tunit tests\n",
+                "model": "meta/llama-3.1-70b",
+            },
+        ),
+        _NEMO + " (test_agent_node_parse_json_agent_action: no newline or space before the name or the input; "
+        "the JSON input is decoded here)",
+    ),
+    Case(
+        "nemo_glued_after_thought",
+        'Thought: I need to call the search toolAction:SearchToolAction Input:```json{"rephrased queries": '
+        '["what is NIM", "NIM definition", "NIM overview", "NIM employer", "NIM company"][]}```',
+        _act(
+            "SearchTool",
+            '```json{"rephrased queries": ["what is NIM", "NIM definition", "NIM overview", "NIM employer", '
+            '"NIM company"][]}```',
+            "I need to call the search tool",
+        ),
+        _NEMO + " (test_agent_node_parse_markdown_json_agent_action: labels glued to the words before them; "
+        "the invalid JSON stays text)",
+    ),
+    Case(
+        "nemo_prose_action_then_final_answer",
+        "Action: i have the final answer \nFinal Answer: after careful deliberation...",
+        _fin("after careful deliberation..."),
+        _NEMO + " (test_agent_node_parse_agent_finish_with_action: prose after 'Action:', no input, then the answer)",
+    ),
+    Case(
+        "nemo_action_input_and_final_answer",
+        "Action: give me final answer\nAction Input: None\nFinal Answer: hello, world!",
+        None,
+        _NEMO + " (test_agent_node_parse_agent_finish_with_action_and_input_after_max_retries: both at once)",
+        reason="invalid_action",
+    ),
+    Case(
+        "crew_issue_4186_action_none_then_answer",
+        "Thought: The user only greets me, no tool can help here.\nAction: None (direct response required)\n"
+        "Final Answer: Hello! How can I help you today?",
+        _fin("Hello! How can I help you today?", "The user only greets me, no tool can help here."),
+        "https://github.com/crewAIInc/crewAI/issues/4186 (adapted: 'Action: None' followed by the answer it meant)",
+    ),
+    Case(
+        "lc_pr_1345_action_none_final_answer",
+        "Thought: I know this without a tool.\nAction: None\nFinal Answer: 9",
+        _fin("9", "I know this without a tool."),
+        "https://github.com/langchain-ai/langchain/pull/1345 ('Action: None' with no Action Input, then the answer)",
+    ),
+    Case(
+        "lc_pr_1345_input_on_the_same_line",
+        'Thought: I should look it up.\nAction: search Action Input: "weather in Paris"',
+        _act("search", "weather in Paris", "I should look it up."),
+        "https://github.com/langchain-ai/langchain/pull/1345 (there is often no newline before Action Input)",
+    ),
+    Case(
+        "labels_without_colons",
+        'Thought\nI should search for the weather.\nAction\nsearch\nAction Input\n{"q": "weather in Paris"}',
+        _act("search", {"q": "weather in Paris"}, "I should search for the weather."),
+        _ISSUE_14 + " (labels without colons, each alone on its line)",
+    ),
+    Case(
+        "input_label_instead_of_action_input",
+        "Thought: I need the weather.\nAction: get_weather\nInput: Paris",
+        _act("get_weather", "Paris", "I need the weather."),
+        _ISSUE_14 + " ('Input:' instead of 'Action Input:')",
+    ),
+    Case(
+        "li_issue_12455_inline_args_with_thought",
+        'Thought: I need to use a tool to help me answer the question.\nAction: add ({"a": 2, "b": 3})',
+        _act("add", {"a": 2, "b": 3}, "I need to use a tool to help me answer the question."),
+        "https://github.com/run-llama/llama_index/issues/12455 (adapted: the arguments inline after the name)",
+    ),
+    Case(
+        "inline_args_without_parentheses",
+        'Thought: look it up\nAction: search {"q": "weather"}\nObservation: sunny',
+        _act("search", {"q": "weather"}, "look it up"),
+        _ISSUE_14 + " (arguments inline after the name, no parentheses; the invented observation is dropped)",
+    ),
+    Case(
+        "inline_args_cut_off",
+        'Thought: register\nAction: register_user({"username": "Ivan", "email": "iv',
+        None,
+        _ISSUE_14 + " (adapted: inline arguments cut off inside a value)",
+        reason="truncated",
+    ),
+    Case(
+        "li_issue_19187_action_without_thought",
+        "To answer the question, I need to handoff to the research agent.\n\nAction: handoff\nAction Input: "
+        '{"to_agent": "research", "reason": "**insert_any_reason_here**"}',
+        _act(
+            "handoff",
+            {"to_agent": "research", "reason": "**insert_any_reason_here**"},
+            "To answer the question, I need to handoff to the research agent.",
+        ),
+        "https://github.com/run-llama/llama_index/issues/19187 (LlamaIndex took it as an answer: no 'Thought:')",
+    ),
+    Case(
+        "json_example_quoted_in_thought",
+        'Thought: The format is {"action": "search", "action_input": "..."} but I need arithmetic, so I use the '
+        "calculator.\nAction: calculator\nAction Input: 2+2",
+        _act(
+            "calculator",
+            "2+2",
+            'The format is {"action": "search", "action_input": "..."} but I need arithmetic, so I use the calculator.',
+        ),
+        _ISSUE_14 + " (a JSON example quoted inside the thought before the real Action line: the explicit action wins)",
+    ),
+    Case(
+        "json_example_then_observation_then_action",
+        'Thought: I call it like {"action": "register_user", "action_input": {"username": "Ivan"}}\n'
+        "Observation: registered\nAction: delete_user\nAction Input: Ivan",
+        _act("register_user", {"username": "Ivan"}),
+        _ISSUE_14 + " (adapted: with an invented Observation between them the JSON is the first action and the "
+        "later Action is a fabricated continuation)",
+    ),
+    # ---- DSPy-style field markers -----------------------------------------------------------------------
+    Case(
+        "dspy_react_tool_call",
+        "[[ ## next_thought ## ]]\nI need to generate a joke about farm animals. This will require using the joke "
+        "creation tool to get a suitable joke on that topic.\n\n[[ ## next_tool_name ## ]]\njoke_creation_tool\n\n"
+        '[[ ## next_tool_args ## ]]\n{"topic":"farm animal"}\n\n[[ ## completed ## ]]',
+        _act(
+            "joke_creation_tool",
+            {"topic": "farm animal"},
+            "I need to generate a joke about farm animals. This will require using the joke creation tool to get a "
+            "suitable joke on that topic.",
+        ),
+        _DSPY_STREAMING,
+    ),
+    Case(
+        "dspy_react_finish",
+        "[[ ## next_thought ## ]]\nI have generated a joke about a farm animal. Now I can finish the task as I have "
+        "all the information needed.\n\n[[ ## next_tool_name ## ]]\nfinish\n\n[[ ## next_tool_args ## ]]\n{}\n\n"
+        "[[ ## completed ## ]]",
+        _fin(
+            "",
+            "I have generated a joke about a farm animal. Now I can finish the task as I have all the information "
+            "needed.",
+        ),
+        _DSPY_STREAMING + " (the 'finish' tool is FINISH; its empty arguments are an empty answer)",
+    ),
+    Case(
+        "dspy_reasoning_and_answer",
+        "[[ ## reasoning ## ]]\nThe lookup says Paris.\n[[ ## answer ## ]]\nParis",
+        _fin("Paris", "The lookup says Paris."),
+        "https://github.com/stanfordnlp/dspy/blob/main/dspy/adapters/chat_adapter.py (adapted: a ChainOfThought "
+        "reply, reasoning then answer fields)",
+    ),
+    Case(
+        "dspy_args_cut_off",
+        "[[ ## next_thought ## ]]\nSearch it.\n\n[[ ## next_tool_name ## ]]\nsearch\n\n[[ ## next_tool_args ## ]]\n"
+        '{"query": "farm anim',
+        None,
+        _DSPY_STREAMING + " (adapted: cut off inside the arguments)",
+        reason="truncated",
+    ),
+    Case(
+        "dspy_fabricated_second_step",
+        "[[ ## next_thought ## ]]\nLook it up.\n[[ ## next_tool_name ## ]]\nsearch\n[[ ## next_tool_args ## ]]\n"
+        '{"query": "capital of France"}\n[[ ## observation ## ]]\nParis\n[[ ## next_tool_name ## ]]\ndelete_all\n'
+        "[[ ## next_tool_args ## ]]\n{}",
+        _act("search", {"query": "capital of France"}, "Look it up."),
+        _DSPY_STREAMING + " (adapted: an invented observation and a second call after the first are dropped)",
+    ),
+    # ---- XML tool calls ---------------------------------------------------------------------------------
+    Case(
+        "hermes_pr_742_tool_call_tags",
+        '<tool_call>\n{"name": "terminal", "arguments": {"command": "ls -la"}}\n</tool_call>',
+        _act("terminal", {"command": "ls -la"}),
+        "https://github.com/NousResearch/hermes-agent/pull/742 (Hermes models write the call as text in tags)",
+    ),
+    Case(
+        "hermes_pr_742_missing_open_tag",
+        'I will list the files.</think>{"name": "terminal", "arguments": {"command": "ls -la"}}</tool_call>',
+        _act("terminal", {"command": "ls -la"}),
+        "https://github.com/NousResearch/hermes-agent/pull/742 ('</think>{...}</tool_call>': the open tags are "
+        "missing)",
+    ),
+    Case(
+        "tool_call_tags_name_only",
+        '<tool_call>\n{"name": "get_current_time"}\n</tool_call>',
+        _act("get_current_time", {}),
+        "https://github.com/NousResearch/hermes-agent/pull/14601 (adapted: inside <tool_call> a name alone is a "
+        "call without arguments, known tool or not)",
+    ),
+    Case(
+        "tool_call_tags_cut_off",
+        '<tool_call>\n{"name": "terminal", "arguments": {"command": "rm -rf /tmp/bu',
+        None,
+        "https://github.com/NousResearch/hermes-agent/pull/14601 (adapted: cut off inside the arguments)",
+        reason="truncated",
+    ),
+    Case(
+        "hermes_pr_7332_invoke_parameters",
+        '<invoke name="send_message">\n  <parameter name="target">telegram:123</parameter>\n  '
+        '<parameter name="message">hello</parameter>\n</invoke>',
+        _act("send_message", {"target": "telegram:123", "message": "hello"}),
+        "https://github.com/NousResearch/hermes-agent/pull/7332 (MiniMax and Kimi write Anthropic-style XML)",
+    ),
+    Case(
+        "kdeps_pr_810_function_calls_typed_values",
+        'Let me read it.\n<function_calls>\n<invoke name="read_file">\n<parameter name="path">main.go</parameter>\n'
+        '<parameter name="start_line">3</parameter>\n<parameter name="follow">true</parameter>\n</invoke>\n'
+        "</function_calls>",
+        _act("read_file", {"path": "main.go", "start_line": 3, "follow": True}, "Let me read it."),
+        "https://github.com/kdeps/kdeps/pull/810 (the <function_calls> wrapper; scalar values keep their JSON type)",
+    ),
+    Case(
+        "vellum_pr_42234_invoke_json_value",
+        '<tool_calls>\n<invoke name="create_rows">\n<parameter name="rows">[{"a": 1}, {"a": 2}]</parameter>\n'
+        "</invoke>\n</tool_calls>",
+        _act("create_rows", {"rows": [{"a": 1}, {"a": 2}]}),
+        "https://github.com/vellum-ai/vellum-assistant/pull/42234 (adapted: DeepSeek writes <invoke> as text; a "
+        "JSON parameter value is decoded)",
+    ),
+    Case(
+        "hermes_pr_7628_qwen3_coder_function_tag",
+        "<tool_call>\n<function=read_file>\n<parameter=target_file>\nmain.py\n</parameter>\n</function>\n</tool_call>",
+        _act("read_file", {"target_file": "main.py"}),
+        "https://github.com/NousResearch/hermes-agent/pull/7628 (Qwen3-Coder's <function=…> form)",
+    ),
+    Case(
+        "invoke_cut_off_inside_parameter",
+        '<function_calls>\n<invoke name="send_message">\n<parameter name="target">telegram:1',
+        None,
+        "https://github.com/NousResearch/hermes-agent/pull/7332 (adapted: cut off inside a parameter value)",
+        reason="truncated",
+    ),
+    Case(
+        "q27_issue_24_name_as_parameter",
+        "<parameter=bash>\n<parameter=command>\nls /code/docs\n</parameter>\n</function>",
+        None,
+        "https://github.com/signalnine/q27/issues/24 (the tool name written as an unclosed first parameter: "
+        "no call to recover)",
+    ),
+    Case(
+        "hermes_issue_11994_pseudo_json",
+        '[TOOL_CALL]\n{tool => "skills_list", args => {\n  --category "research"\n}}\n[/TOOL_CALL]',
+        None,
+        "https://github.com/NousResearch/hermes-agent/issues/11994 (neither JSON nor a known call form)",
+    ),
+    # ---- wrapper objects --------------------------------------------------------------------------------
+    Case(
+        "tool_call_wrapper_object",
+        'I\'ll check the weather for you.\n{"tool_call": {"name": "get_weather", "arguments": {"city": "London"}}}',
+        _act("get_weather", {"city": "London"}, "I'll check the weather for you."),
+        _ISSUE_14 + ' (the {"tool_call": {...}} wrapper)',
+    ),
+    Case(
+        "ollama_prompt_tools_wrapper",
+        'Here\'s my response:\n{\n    "tools": {\n        "tool": "get_weather",\n        "tool_input": {\n'
+        '        "city_name": "Shenyang"\n        }\n    }\n}\n',
+        _act("get_weather", {"city_name": "Shenyang"}, "Here's my response:"),
+        "https://github.com/zideajang/func_calling_ollama/blob/main/prompt.md (a reply quoted there)",
+    ),
+    Case(
+        "autogpt_command_and_thoughts",
+        '{"thoughts": {"text": "I should search for the population first.", "reasoning": "The task needs it.", '
+        '"plan": "- search\\n- answer", "criticism": "Be brief.", "speak": "Searching."}, '
+        '"command": {"name": "google", "args": {"input": "population of Paris"}}}',
+        _act("google", {"input": "population of Paris"}, "I should search for the population first."),
+        _AUTOGPT + " (DEFAULT_RESPONSE_FORMAT, credited to Auto-GPT, filled in)",
+    ),
+    Case(
+        "autogpt_finish_command",
+        '{"thoughts": {"text": "All goals are met."}, "command": {"name": "finish", "args": {"response": '
+        '"The report is saved."}}}',
+        _fin("The report is saved.", "All goals are met."),
+        _AUTOGPT + " (adapted: the finish command ends the run with its response)",
+    ),
+    Case(
+        "bare_name_of_known_tool",
+        '{"name": "get_current_time"}',
+        _act("get_current_time", {}),
+        "https://github.com/NousResearch/hermes-agent/pull/742 (bare JSON calls, accepted only for known tools)",
+        ("get_current_time",),
+    ),
+    Case(
+        "bare_name_of_unknown_tool",
+        '{"name": "get_current_time"}',
+        None,
+        "https://github.com/NousResearch/hermes-agent/pull/742 (adapted: without that tool it is data, not a call)",
+        reason="missing_action",
+    ),
+    Case(
+        "hermes_issue_107125_bare_name_arguments",
+        '{"name": "terminal", "arguments": {"command": "echo hello"}}',
+        _act("terminal", {"command": "echo hello"}),
+        "https://github.com/NousResearch/hermes-agent/issues/107125 (qwen2.5 through Ollama: bare JSON in content)",
     ),
     Case("empty_text", "", None, "react_agent: an empty reply", reason="empty"),
     Case("whitespace_text", "  \n\t ", None, "react_agent: a blank reply", reason="empty"),
