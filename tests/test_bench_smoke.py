@@ -93,7 +93,8 @@ def test_overhead_reports_ratio_and_own_overhead():
 
 
 def test_overhead_fixes_keep_runs_working():
-    """Every proposed core fix, patched in, still runs the scripted task; the parser fast path agrees."""
+    """Every proposed core fix, patched in, still runs the scripted task (the parser fast path is part of
+    the parser now: its corpus tests cover it)."""
     need("langchain_classic")
     from bench import _fixes, overhead
 
@@ -103,10 +104,6 @@ def test_overhead_fixes_keep_runs_working():
     finally:
         for undo in reversed(undos):
             undo()
-    texts = [(t, ["lookup"]) for t in overhead.replies("FINISH")]
-    texts.append(('<think>x</think>{"action": "lookup", "action_input": {"key": "a"}}', ["lookup"]))
-    texts.append(('{"action": "lookup", "action_input": {"key": "a"}', ["lookup"]))
-    assert _fixes.check_parser_equivalence(texts)["different"] == 0
 
 
 def test_prompt_size_langchain_scratchpad_grows():
