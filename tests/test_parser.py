@@ -434,3 +434,219 @@ def test_result_is_frozen_agent_action() -> None:
     action = parse_response('{"action": "x", "action_input": {"a": 1}}')
     assert isinstance(action, AgentAction)
     assert action.model_config.get("frozen") is True
+
+
+# -- wave 2: an answer label never turns an action into an answer ------------------------------------------
+
+ACTION_JSON = '{"thought": "t", "action": "register_user", "action_input": {"username": "Ivan"}}'
+
+
+@pytest.mark.parametrize(
+    "label", ["Answer: ", "Final Answer: ", "Answer:\n", "Final Answer:\n\n", "**Final Answer:** ", "answer: "]
+)
+@pytest.mark.parametrize("wrap", ["{}", "```json\n{}\n```", "```\n{}\n```"])
+def test_json_action_after_an_answer_label_is_that_action(label: str, wrap: str) -> None:
+    """Issue 14's safety bug: a JSON action after 'Answer:' / 'Final Answer:' is the action, not FINISH."""
+    text = label + wrap.replace("{}", ACTION_JSON)
+    expected = AgentAction(thought="t", action="register_user", action_input={"username": "Ivan"})
+    assert parse_response(text, ["register_user"]) == expected
+    assert parse_response(text) == expected  # without tool names too
+
+
+def test_cut_off_json_action_after_an_answer_label_is_refused() -> None:
+    """A cut-off action after an answer label is neither an answer nor a call."""
+    assert refusal('Answer: {"action": "register_user", "action_input": {"username": "Iv').reason == "truncated"
+
+
+def test_answer_holding_an_action_later_is_refused() -> None:
+    """An answer with an action object after its first words is ambiguous: refused, nothing executed."""
+    assert refusal("Final Answer: Done.\n" + ACTION_JSON).reason == "invalid_action"
+
+
+def test_json_data_after_an_answer_label_stays_the_answer() -> None:
+    """A JSON object that is not an action is still a valid (structured) answer."""
+    text = 'Final Answer: {"name": "Ivan", "email": "ivan@test.com"}'
+    assert parse_response(text) == AgentAction(action=FINISH, action_input=text.removeprefix("Final Answer: "))
+
+
+# -- wave 2: ReAct text variants -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Thought\ngo\nAction\nsearch\nAction Input\n{"q": "x"}',
+        'Thought: go\nAction: search\nInput: {"q": "x"}',
+        'Thought: go\nAction: search ({"q": "x"})',
+        'Thought: go\nAction: search({"q": "x"})',
+        'Thought: go\nAction: search {"q": "x"}',
+        'Thought: go\nAction:searchAction Input:{"q": "x"}',
+        'Thought: go\nAction: search Action Input: {"q": "x"}',
+        'Thought: go Action: search Action Input: {"q": "x"}',
+        'Thought: goAction:search Action Input:{"q": "x"} Observation: found',
+    ],
+)
+def test_react_text_variants(text: str) -> None:
+    """Labels without colons, 'Input:', inline and glued arguments, a whole step on one line: one call."""
+    assert parse_response(text, ["search"]) == AgentAction(thought="go", action="search", action_input={"q": "x"})
+
+
+def test_inline_arguments_and_an_action_input_are_refused_when_both_given() -> None:
+    """Arguments given twice (inline and after 'Action Input:') are ambiguous."""
+    assert refusal('Action: search({"q": "x"})\nAction Input: {"q": "y"}').reason == "invalid_input"
+
+
+def test_empty_parentheses_are_a_call_without_arguments() -> None:
+    """'Action: get_time()' with nothing after it calls the tool with no arguments."""
+    assert parse_response("Action: get_time()") == AgentAction(action="get_time", action_input={})
+
+
+def test_quoted_example_loses_to_the_explicit_action() -> None:
+    """A JSON example inside the thought, right before 'Action:', is not the call; the explicit action is."""
+    text = 'Thought: like {"action": "delete_all", "action_input": {}} - no, search.\nAction: search\nAction Input: x'
+    assert parse_response(text).action == "search"
+
+
+@pytest.mark.parametrize("between", ["\nObservation: done\n", "\n```\n"])
+def test_json_action_on_its_own_is_not_an_example(between: str) -> None:
+    """A JSON action on its own line (or with an invented Observation after it) stays the first action."""
+    text = f'Thought: t\n{{"action": "first", "action_input": {{}}}}{between}Action: second\nAction Input: x'
+    assert parse_response(text).action == "first"
+
+
+@pytest.mark.parametrize("name", ["None", "N/A", "I will answer directly", "none needed, answering now"])
+def test_prose_action_then_final_answer_is_the_answer(name: str) -> None:
+    """'Action:' with prose or None for a name, no input, then 'Final Answer:': the answer stands."""
+    text = f"Thought: no tool needed\nAction: {name}\nFinal Answer: 42"
+    assert parse_response(text, ["search"]) == AgentAction(thought="no tool needed", action=FINISH, action_input="42")
+
+
+def test_tool_name_action_then_final_answer_is_refused() -> None:
+    """A real tool name without input, then an answer, is ambiguous: refused."""
+    assert refusal("Action: search\nFinal Answer: 42", ("search",)).reason == "invalid_input"
+
+
+# -- wave 2: field markers and XML calls ---------------------------------------------------------------------
+
+
+def test_field_markers() -> None:
+    """DSPy markers: name, arguments and thought; 'finish' is FINISH; an answer field alone is FINISH."""
+    marker = "[[ ## {} ## ]]\n"
+    text = marker.format("next_thought") + "t\n" + marker.format("next_tool_name") + "search\n"
+    assert parse_response(text + marker.format("next_tool_args") + '{"q": "x"}') == AgentAction(
+        thought="t", action="search", action_input={"q": "x"}
+    )
+    assert parse_response(text.replace("search", "finish") + marker.format("next_tool_args") + "{}").action == FINISH
+    assert parse_response(marker.format("answer") + "Paris") == AgentAction(action=FINISH, action_input="Paris")
+    assert refusal(text).reason == "truncated"  # the reply stops before the arguments
+    assert refusal(text + marker.format("completed")).reason == "invalid_input"
+    assert refusal(marker.format("next_tool_args") + "{}").reason == "missing_action"
+
+
+def test_xml_parameters_are_typed_by_json() -> None:
+    """Parameter values that decode as JSON keep their type; anything else is text, surrounding newlines cut."""
+    text = (
+        '<invoke name="t"><parameter name="n">3</parameter><parameter name="f">1.5</parameter>'
+        '<parameter name="b">false</parameter><parameter name="s">"quoted"</parameter>'
+        '<parameter name="o">{"k": [1]}</parameter><parameter name="w">\nsome words\n</parameter></invoke>'
+    )
+    assert parse_response(text).action_input == {"n": 3, "f": 1.5, "b": False, "s": "quoted", "o": {"k": [1]},
+                                                  "w": "some words"}  # fmt: skip
+
+
+def test_xml_first_call_wins_and_broken_calls_are_refused() -> None:
+    """Only the first <invoke> runs; an unclosed parameter or stray text inside the call is refused."""
+    two = '<invoke name="a"></invoke><invoke name="b"></invoke>'
+    assert parse_response(two) == AgentAction(action="a", action_input={})
+    assert refusal('<invoke name="a"><parameter name="x">1').reason == "truncated"
+    assert refusal('<invoke name="a"><parameter name="x">1</parameter>').reason == "truncated"
+    assert refusal('<invoke name="a">x = 1</invoke>').reason == "invalid_input"
+    assert refusal('<invoke name="None"></invoke>').reason == "invalid_action"
+    assert refusal("<tool_call>search</tool_call>").reason == "invalid_input"
+    assert refusal('<tool_call>{"arguments": {}}</tool_call>').reason == "missing_action"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"tool_call": {"name": "register_user", "arguments": {"u": 1}}},
+        {"function_call": {"name": "register_user", "arguments": {"u": 1}}},
+        {"tools": {"tool": "register_user", "tool_input": {"u": 1}}},
+        {"command": {"name": "register_user", "args": {"u": 1}}, "thoughts": {"text": "t", "plan": "p"}},
+        {"tool_calls": {"name": "register_user", "arguments": {"u": 1}}},
+    ],
+)
+def test_wrapper_objects(payload: dict[str, Any]) -> None:
+    """Wrapper objects resolve to the call inside; AutoGPT's thoughts object gives its text."""
+    action = parse_response(json.dumps(payload))
+    assert (action.action, action.action_input) == ("register_user", {"u": 1})
+    assert action.thought == ("t" if "thoughts" in payload else "")
+
+
+# -- wave 2: completing output cut after a complete value, only with a validator ------------------------------
+
+FULL = {"username": "Ivan", "email": "ivan@test.com"}
+
+
+def exact(name: str, args: dict[str, Any]) -> bool:
+    """A validator that accepts only the complete registration call."""
+    return name == "register_user" and args == FULL
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"action": "register_user", "action_input": {"username": "Ivan", "email": "ivan@test.com"',
+        '{"action": "register_user", "action_input": {"username": "Ivan", "email": "ivan@test.com"}',
+        '```json\n{"action": "register_user", "action_input": {"username": "Ivan", "email": "ivan@test.com"}\n',
+        'Action: register_user\nAction Input: {"username": "Ivan", "email": "ivan@test.com"',
+        'Action: register_user({"username": "Ivan", "email": "ivan@test.com"',
+    ],
+)
+def test_cut_after_a_complete_value_is_completed_when_it_validates(text: str) -> None:
+    """Only closers missing: completed when validate() accepts the call, refused without validate or when it rejects."""
+    assert parse_response(text, validate=exact) == AgentAction(action="register_user", action_input=FULL)
+    assert refusal(text).reason == "truncated"
+    assert refusal(text, validate=lambda name, args: False).reason == "truncated"
+
+
+def test_a_raising_validator_accepts_nothing() -> None:
+    """A validator that raises is a rejection, never an escape."""
+
+    def broken(name: str, args: dict[str, Any]) -> bool:
+        raise RuntimeError("schema service down")
+
+    assert refusal('{"action": "register_user", "action_input": {"username": "Ivan"', validate=broken).reason == (
+        "truncated"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"action": "register_user", "action_input": {"username": "Ivan", "email": "ivan@te',  # inside a string
+        '{"action": "register_user", "action_input": {"username": "Ivan", "age": 4',  # a number may go on
+        '{"action": "register_user", "action_input": {"username": "Ivan",',  # a key was coming
+        '{"action": "register_user", "action_input": {"username": "Ivan", "email"',  # a key without value
+        '{"action": "register_user", "action_input": {"username": "Ivan", "email":',  # a value was coming
+        '{"action": "register_user", "action_input": {"username": "Ivan", "ok": tru',  # a cut literal
+        "{'action': 'register_user', 'action_input': {'username': 'Ivan'",  # not strict JSON
+        '{"action": "FINISH", "action_input": "The user is registered"',  # an answer is never completed
+    ],
+)
+def test_cut_inside_or_before_a_value_stays_refused(text: str) -> None:
+    """Even with a validator that accepts anything, a cut inside or before a value is never completed."""
+    assert refusal(text, validate=lambda name, args: True).reason == "truncated"
+
+
+def test_validate_is_not_called_for_complete_calls() -> None:
+    """validate() is consulted only to complete a cut-off call, never for complete ones."""
+    calls: list[str] = []
+
+    def spy(name: str, args: dict[str, Any]) -> bool:
+        calls.append(name)
+        return True
+
+    parse_response('{"action": "register_user", "action_input": {"username": "Ivan"}}', validate=spy)
+    parse_response("Action: search\nAction Input: x", validate=spy)
+    assert calls == []
