@@ -226,14 +226,20 @@ def _nested(block: Mapping[str, Any], key: str, inner: str) -> Any:
 
 
 def _mcp_result(value: Any) -> tuple[list[Any], bool] | None:
-    """``(content, is_error)`` of an MCP ``CallToolResult`` (the object or its JSON), else ``None``."""
+    """``(content, is_error)`` of an MCP ``CallToolResult`` (the object or its JSON), else ``None``.
+
+    A result with no content but ``structuredContent`` gets that object, as one JSON block, for content.
+    """
     if isinstance(value, Mapping):
-        content, flag = value.get("content"), value.get("isError")
+        content, flag, structured = value.get("content"), value.get("isError"), value.get("structuredContent")
         extra = set(value) - {"content", "isError", "structuredContent", "_meta", "meta"}
     elif isinstance(value, BaseModel):
         content, flag, extra = getattr(value, "content", None), getattr(value, "isError", None), set()
+        structured = getattr(value, "structuredContent", None)
     else:
         return None
     if not isinstance(content, list) or not isinstance(flag, bool) or extra:
         return None
+    if not content and structured is not None:
+        content = [{"type": "json", "json": structured}]
     return content, flag
