@@ -355,8 +355,19 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
                 "tool_specs": self.registry.specs, "examples": self._examples}
 
     def parse(self, text: str) -> AgentAction:
-        """Turn the model's text into an action; raise :class:`OutputParseError` when it cannot."""
-        return parse_response(text, self.registry.names, allow_plain_answer=self.config.allow_plain_answer)
+        """Turn the model's text into an action; raise :class:`OutputParseError` when it cannot. A reply cut
+        off after a complete value is completed only when the completed call validates for its tool."""
+        return parse_response(text, self.registry.names, allow_plain_answer=self.config.allow_plain_answer,
+                              validate=self._valid_call)
+
+    def _valid_call(self, name: str, arguments: Any) -> bool:
+        if name not in self.registry.tools:
+            return False
+        try:
+            self.registry.validate(name, arguments)
+        except ValueError:
+            return False
+        return True
 
     def model_kwargs(self, call: ModelCall | None) -> dict[str, Any]:
         """The extra keyword arguments of one model call: the structured-output request of its schema."""

@@ -141,7 +141,8 @@ _TOKEN_ATTRS = ("token", "access_token", "_access_token", "api_key", "_api_key",
 
 def _models(llm: Any) -> list[Any]:
     """``llm`` and the models it wraps (``bind``, ``with_retry``, ``with_config``, ``with_fallbacks``)."""
-    found, todo = [], [llm]
+    found: list[Any] = []
+    todo: list[Any] = [llm]
     while todo and len(found) < 16:
         item = todo.pop()
         if item is None or any(item is f for f in found):

@@ -26,7 +26,6 @@ from types import MappingProxyType
 from typing import Annotated, Any
 
 import json_repair
-from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
 from react_agent._config import AgentConfig
@@ -211,17 +210,16 @@ class PlanAndExecuteAgent(BaseAgent):
         """The agent's session values (a run's ``session=`` values are added to them)."""
         return self.config.session
 
-    def run(self, task: Any, *, config: RunnableConfig | None = None, journal: Any = None,
-            session: Mapping[str, Any] | None = None) -> PlanResult:
-        """Plan, execute, answer; returns a :class:`PlanResult` (never raises for model or tool mistakes)."""
-        result = super().run(task, config=config, journal=journal, session=session)
+    def run(self, task: Any, **options: Any) -> PlanResult:
+        """Plan, execute, answer; returns a :class:`PlanResult` (never raises for model or tool mistakes).
+        The run options are those of :meth:`BaseAgent.run`."""
+        result = super().run(task, **options)
         assert isinstance(result, PlanResult)
         return result
 
-    async def arun(self, task: Any, *, config: RunnableConfig | None = None, journal: Any = None,
-                   session: Mapping[str, Any] | None = None) -> PlanResult:
+    async def arun(self, task: Any, **options: Any) -> PlanResult:
         """Async :meth:`run`."""
-        result = await super().arun(task, config=config, journal=journal, session=session)
+        result = await super().arun(task, **options)
         assert isinstance(result, PlanResult)
         return result
 

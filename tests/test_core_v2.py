@@ -342,3 +342,19 @@ def test_stream_items_arrive_in_order_with_a_callable_callback() -> None:
     for item in agent.stream("task"):
         results.append(type(item).__name__)
     assert results == ["AgentStep", "AgentStep", "AgentResult"]
+
+
+def test_a_reply_cut_after_a_complete_call_is_completed_only_when_it_validates() -> None:
+    """The agent lets the parser complete a reply cut after a complete value when the call validates for
+    its tool; a call missing a required argument stays refused (a parse error for the model)."""
+
+    def register(name: str, email: str) -> str:
+        """Register a user."""
+        return f"registered {name} <{email}>"
+
+    tool = StructuredTool.from_function(register)
+    cut = '{"thought": "t", "action": "register", "action_input": {"name": "Ivan", "email": "i@x.com"'
+    short = '{"thought": "t", "action": "register", "action_input": {"name": "Ivan"'
+    result = ReactAgent(ScriptedChatModel([cut, short, finish("ok")]), [tool], prompts="en").run("task")
+    assert result.steps[0].observation == "registered Ivan <i@x.com>"
+    assert result.steps[1].action is None and result.steps[1].is_error
