@@ -615,12 +615,12 @@ def cmd_resume(args: argparse.Namespace, console: Console) -> int:
         agent = build_agent(args, setup.llm, tools_for(args, setup, args.lang), console)
         trace = stack.enter_context(_closing(Trace(args.trace, console)))
         errors = _ModelErrors()
-        console.line(f"resuming run {header.get('run')} of {path}: {task}", "bold")
         try:
             stream = agent.resume_stream(path, run_id=str(header["run"]), config={"callbacks": [errors]})
+            console.line(f"resuming run {header['run']} of {path}: {task}", "bold")
             result, _ = run_task(console, stream, task, trace, 1, replayed=replayed)
         except JournalMismatchError as exc:
-            raise CliError(f"{exc} (give resume the same --agent, --lang, --tools/--mcp, --model and "
+            raise CliError(f"{exc} (resume with the same --agent, --lang, --tools/--mcp, --model and "
                            "--max-iterations as the run)", EXIT_USAGE) from None
         except JournalError as exc:
             raise CliError(str(exc), EXIT_USAGE) from None
@@ -800,8 +800,8 @@ def _work_flags(sub: argparse.ArgumentParser) -> None:
     """The flags of run, resume and chat: tools, limits, language."""
     sub.add_argument("--tools", action="append", metavar="MODULE[:NAME]", help="your tools: a list (or a function "
                      "returning one) named NAME (default: tools) in a module or .py file; repeatable")
-    sub.add_argument("--mcp", action="append", metavar="'COMMAND ARGS'", help="an MCP server to start (stdio); its "
-                     "tools are given to the agent; repeatable")
+    sub.add_argument("--mcp", action="append", metavar="'COMMAND ARGS'", help="an MCP server: a command to start "
+                     "(stdio) or an http(s):// URL (streamable HTTP); its tools are given to the agent; repeatable")
     sub.add_argument("--lang", choices=("ru", "en"), help="language of prompts and demo tools (default: ru if the "
                      "task has Cyrillic letters, else en)")
     sub.add_argument("--timeout", type=_seconds, metavar="S", help="seconds a run may take (status timeout)")
