@@ -82,6 +82,11 @@ class MCPTools:
 
     def __init__(self, *servers: ServerSpec, prefix: bool = False, startup_timeout: float = 30.0,
                  close_timeout: float = 10.0) -> None:
+        try:
+            import langchain_mcp_adapters.sessions  # noqa: F401
+            import mcp  # noqa: F401
+        except ImportError as exc:
+            raise ConfigError(f"MCP tools need the mcp extra ({exc}): pip install 'react-agent[mcp]'") from None
         if not servers:
             raise ConfigError("mcp_tools needs at least one server: a command line, an argv list or a URL")
         for option, value in (("startup_timeout", startup_timeout), ("close_timeout", close_timeout)):

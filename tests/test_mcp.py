@@ -252,3 +252,9 @@ def test_adapter_loaded_tools_give_text_and_error_observations(mode: str) -> Non
     script = [call("add", a=2, b=40), call("fail", reason="no"), call("image"), finish("done")]
     result = run_script(tools, script, mode=mode, timeout=30)
     assert observations(result) == [*EXPECTED[:3]]
+
+
+def test_without_the_mcp_extra_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "langchain_mcp_adapters.sessions", None)
+    with pytest.raises(ConfigError, match=r"react-agent\[mcp\]"):
+        mcp_tools(STDIO)

@@ -190,14 +190,17 @@ ASYNC_TOOLS = {
 }
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
+# A BaseTool subclass whose _run raises NotImplementedError is not bridged under run: it cannot be told
+# apart from a sync tool that failed (after side effects, perhaps), so it is only tested under arun.
+ASYNC_CASES = [(kind, mode) for kind in ASYNC_TOOLS for mode in ("sync", "async")
+               if (kind, mode) != ("BaseTool subclass, async only", "sync")]
+
+
 @pytest.mark.parametrize("timeout", [None, 5.0])
-@pytest.mark.parametrize("kind", list(ASYNC_TOOLS))
-def test_async_tools_run_under_run_and_arun(kind: str, timeout: float | None, mode: str) -> None:
+@pytest.mark.parametrize(("kind", "mode"), ASYNC_CASES)
+def test_async_tools_run_under_run_and_arun(kind: str, mode: str, timeout: float | None) -> None:
     made = ASYNC_TOOLS[kind]()
     name = made.name if isinstance(made, BaseTool) else made.__name__
-    if kind == "BaseTool subclass, async only" and mode == "sync":
-        pytest.skip("a subclass whose _run raises cannot be told apart from a failing sync tool")
     step = run_one([made], name, {"a": 2, "b": 40}, mode=mode, timeout=timeout)
     assert (step.observation, step.is_error) == ("42", False)
 
