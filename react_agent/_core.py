@@ -54,10 +54,12 @@ from react_agent._render import check_examples, example_variables, history_entry
 from react_agent._runnable import (
     AgentNode,
     AgentTool,
+    ConfigurableAgent,
     agent_tool,
     compose_task,
     history_of,
     output_json_schema,
+    rebuild,
     structured_answer,
     subrun_usage,
 )
@@ -330,6 +332,17 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
         ``"messages"`` when reading messages, else ``"output"``), the result as plain data to
         ``state[result_key]`` when set."""
         return AgentNode(self, input_key=input_key, output_key=output_key, result_key=result_key)
+
+    def with_options(self, **changes: Any) -> BaseAgent:
+        """A new agent of this class with the same model and tools and these options changed (agents are
+        immutable, so this is how to derive one); the options are validated as in ``__init__``."""
+        return rebuild(self, changes)
+
+    def configurable_fields(self, **fields: Any) -> ConfigurableAgent:
+        """LangChain's ``configurable_fields`` for agent options: ``agent.configurable_fields(
+        max_iterations=ConfigurableField(id="steps"))`` gives a Runnable whose option is chosen per call by
+        ``config={"configurable": {"steps": 8}}`` (each distinct choice builds one validated agent)."""
+        return ConfigurableAgent(self, fields)
 
     # ---------------------------------------------------------------- seams
     def build_messages(self, state: RunState) -> list[BaseMessage]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import ConfigurableFieldSpec, Runnable, RunnableConfig
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from react_agent._core import BaseAgent
     from react_agent._prompts import PromptSet
 
-__all__ = ["AgentNode", "AgentTool", "AgentToolInput", "Conversation", "compose_task", "history_of",
-           "output_json_schema", "structured_answer", "subrun_usage"]
+__all__ = ["AgentNode", "AgentTool", "AgentToolInput", "ConfigurableAgent", "Conversation", "compose_task",
+           "history_of", "output_json_schema", "rebuild", "structured_answer", "subrun_usage"]
 
 _RAW_SCAN_LIMIT = 16  # at most this many '{' positions of a reply are tried when looking for FINISH's object
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
@@ -202,6 +202,80 @@ class AgentNode(Runnable[Mapping[str, Any], dict[str, Any]]):
     async def ainvoke(self, input: Mapping[str, Any], config: RunnableConfig | None = None,
                       **kwargs: Any) -> dict[str, Any]:
         return self._update(await self.agent.ainvoke(self._input(input), config))
+
+
+# -------------------------------------------------------------------------------------------- configurable options
+def rebuild(agent: BaseAgent, changes: Mapping[str, Any]) -> BaseAgent:
+    """``agent.with_options(...)``: a new agent of the same class, model and tools, with ``changes`` applied to
+    the options it was built with."""
+    kept = {name: getattr(agent.config, name) for name in agent.config.model_fields_set}
+    try:
+        return type(agent)(agent.llm, list(agent.registry.tools.values()), **{**kept, **changes})
+    except TypeError as exc:  # a subclass whose __init__ takes other arguments
+        raise ConfigError(f"{type(agent).__name__} cannot be rebuilt as {type(agent).__name__}(llm, tools, "
+                          f"**options) ({exc}); override with_options") from None
+
+
+class ConfigurableAgent(Runnable[Any, AgentResult]):
+    """An agent whose options are chosen per call from ``config["configurable"]`` (build it with
+    ``agent.configurable_fields(option=ConfigurableField(id=...))``). Each distinct choice builds (and
+    validates) one agent, kept for later calls."""
+
+    _CACHE_SIZE = 32
+
+    def __init__(self, agent: BaseAgent, fields: Mapping[str, Any]) -> None:
+        from langchain_core.runnables import ConfigurableField
+
+        options = type(agent.config).model_fields
+        for option, spec in fields.items():
+            if option not in options:
+                raise ConfigError(f"configurable_fields: {option!r} is not an option of {type(agent).__name__}; "
+                                  f"options: {', '.join(options)}")
+            if not isinstance(spec, ConfigurableField):
+                raise ConfigError(f"configurable_fields: {option} must be a ConfigurableField, "
+                                  f"got {type(spec).__name__}")
+        self.agent = agent
+        self.fields = dict(fields)
+        self.name = str(agent.name)
+        self._variants: dict[str, BaseAgent] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def config_specs(self) -> list[ConfigurableFieldSpec]:
+        return [ConfigurableFieldSpec(id=spec.id, annotation=spec.annotation or Any, name=spec.name,
+                                      description=spec.description, default=getattr(self.agent.config, option),
+                                      is_shared=spec.is_shared) for option, spec in self.fields.items()]
+
+    def variant(self, config: RunnableConfig | None) -> BaseAgent:
+        """The agent for ``config``: this one, or one built with the configured option values."""
+        chosen = (config or {}).get("configurable") or {}
+        changes = {option: chosen[spec.id] for option, spec in self.fields.items() if spec.id in chosen}
+        if not changes:
+            return self.agent
+        key = repr(sorted(changes.items()))
+        with self._lock:
+            built = self._variants.get(key)
+        if built is None:
+            built = self.agent.with_options(**changes)
+            with self._lock:
+                if len(self._variants) >= self._CACHE_SIZE:
+                    self._variants.pop(next(iter(self._variants)))
+                self._variants[key] = built
+        return built
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AgentResult:
+        return self.variant(config).invoke(input, config, **kwargs)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AgentResult:
+        return await self.variant(config).ainvoke(input, config, **kwargs)
+
+    def stream(self, input: Any, config: RunnableConfig | None = None,
+               **kwargs: Any) -> Iterator[Any]:
+        return self.variant(config).stream(input, config, **kwargs)
+
+    def astream(self, input: Any, config: RunnableConfig | None = None,
+                **kwargs: Any) -> AsyncIterator[Any]:
+        return self.variant(config).astream(input, config, **kwargs)
 
 
 # -------------------------------------------------------------------------------------------- conversations

@@ -165,12 +165,37 @@ def test_runnable_parallel_runs_two_agents_on_one_input() -> None:
     assert (out["first"].output, out["second"].output) == ("A", "B")
 
 
-def test_configure_the_model_instead_of_the_agent() -> None:
-    """An agent is not RunnableSerializable (no configurable_fields: its options are validated once, when it
-    is built); a configurable model works, configured per call through the agent."""
+def test_configurable_fields_choose_agent_options_per_call() -> None:
+    """configurable_fields: an option is chosen per call from config["configurable"]; the agent itself never
+    changes, and each distinct choice is one validated agent."""
+    llm = ScriptedChatModel([call("add", a=1, b=1), call("add", a=1, b=1), finish("done")])
+    base = ReactAgent(llm, [add], prompts="en", max_iterations=1)
+    agent = base.configurable_fields(max_iterations=ConfigurableField(id="steps", name="Max steps"))
+    assert agent.invoke("x").status == "max_iterations"
+    result = agent.invoke("x", {"configurable": {"steps": 5}})
+    assert result.status == "finished" and len(result.steps) == 2
+    assert base.config.max_iterations == 1
+    assert agent.variant({"configurable": {"steps": 5}}) is agent.variant({"configurable": {"steps": 5}})
+    spec = next(s for s in agent.config_specs if s.id == "steps")
+    assert spec.default == 1 and spec.name == "Max steps"
+    with pytest.raises(ConfigError, match="max_iterations must be a positive integer"):
+        agent.invoke("x", {"configurable": {"steps": 0}})
+    with pytest.raises(ConfigError, match="'max_steps' is not an option"):
+        base.configurable_fields(max_steps=ConfigurableField(id="s"))
+
+
+def test_with_options_derives_an_agent() -> None:
+    """with_options: a new agent with the same model and tools and some options changed."""
+    base = adder(finish("x"), max_iterations=2)
+    derived = base.with_options(max_iterations=7)
+    assert (derived.config.max_iterations, derived.config.prompts, derived.llm) == (7, "en", base.llm)
+    assert base.config.max_iterations == 2 and type(derived) is ReactAgent
+
+
+def test_a_configurable_model_is_configured_through_the_agent() -> None:
+    """A configurable model (llm.configurable_fields) is configured per call through the agent's config."""
     agent = ReactAgent(ScriptedChatModel([finish("default")]).configurable_fields(
         responses=ConfigurableField(id="script")), [add], prompts="en")
-    assert not hasattr(agent, "configurable_fields")
     assert agent.invoke("task").output == "default"
     assert agent.invoke("task", {"configurable": {"script": [finish("configured")]}}).output == "configured"
 
