@@ -241,3 +241,29 @@ def test_session_values_reach_the_run(tmp_path: Path) -> None:
     results = list(run_batch(agent, tasks, concurrency=1, journal_dir=tmp_path / "j"))
     assert sorted(r.status for r in results) == ["finished", "finished"]
     assert sorted(ledger_items(tmp_path / "ledger.txt")) == ["secret-1", "secret-2"]
+
+
+def test_retry_runs_failed_tasks_again_and_keeps_one_line_per_task(tmp_path: Path) -> None:
+    flag = tmp_path / "model-down"
+    flag.touch()
+
+    class Flaky(RuleChatModel):
+        def _result(self, messages: list[BaseMessage]) -> ChatResult:
+            if flag.exists() and "t2-i1" in "\n".join(str(m.content) for m in messages):
+                raise ValueError("model down")
+            return super()._result(messages)
+
+    def agent() -> ReactAgent:
+        return ReactAgent(Flaky(log_dir=str(tmp_path)), [make_record_tool(tmp_path / "ledger.txt")], prompts="en",
+                          history_window=None, retry=None)
+
+    options: dict[str, Any] = {"journal_dir": tmp_path / "j", "out": tmp_path / "out.jsonl", "concurrency": 2}
+    tasks = [{"id": f"t{n}", "task": task_text(n, 1)} for n in (1, 2, 3)]
+    first = {r.id: r.status for r in run_batch(agent, tasks, **options)}
+    assert first == {"t1": "finished", "t2": "error", "t3": "finished"}
+    flag.unlink()
+    assert list(run_batch(agent, tasks, **options)) == []  # without retry: errors are results too
+    [again] = run_batch(agent, tasks, retry=("error", "timeout"), **options)
+    assert (again.id, again.status, again.resumed, again.output) == ("t2", "finished", True, answer(2, 1))
+    assert sorted(w["id"] for w in lines(tmp_path / "out.jsonl")) == ["t1", "t2", "t3"]
+    assert {w["status"] for w in lines(tmp_path / "out.jsonl")} == {"finished"}

@@ -225,7 +225,8 @@ def cmd_batch(args: argparse.Namespace, console: Any) -> int:
                      db=_db(args, Path(f"{out}.db")), root=args.root, model_path=args.model_path,
                      max_iterations=args.max_iterations)
     batch = run_batch(spec, args.tasks, concurrency=args.concurrency, journal_dir=journal_dir, out=out,
-                      backend=args.backend, task_timeout=args.task_timeout, **_backend_options(args))
+                      backend=args.backend, task_timeout=args.task_timeout,
+                      retry=("error", "timeout") if args.retry_failed else (), **_backend_options(args))
     batch.summary.total = _count_tasks(args.tasks)
     try:
         summary = _run_with_progress(batch, console, "batch")
@@ -328,6 +329,8 @@ def add_batch_commands(subparsers: Any) -> None:
     batch.add_argument("--out", required=True, metavar="RESULTS.jsonl", help="results file (appended)")
     batch.add_argument("--agent", choices=AGENTS, default="react", help="default: react")
     batch.add_argument("--journal-dir", metavar="DIR", help="one journal per task (default: RESULTS.jsonl.journal)")
+    batch.add_argument("--retry-failed", action="store_true",
+                       help="run again the tasks whose results have status error or timeout")
     _common(batch)
     batch.set_defaults(func=cmd_batch)
     evaluate = subparsers.add_parser(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -185,6 +185,30 @@ class ResultsFile:
         logger.warning("results file %s: cutting off a torn last line of %d bytes left by a kill", self.path,
                        size - end)
         os.ftruncate(fd, end)
+
+    def drop(self, statuses: Collection[str]) -> int:
+        """Remove the results whose status is one of ``statuses`` (so those tasks run again); returns how many.
+
+        The file is rewritten in place under the lock. A kill during the rewrite can lose result lines; with
+        journals, the tasks of lost lines are replayed from them without a call."""
+        if not statuses:
+            return 0
+        keep: list[bytes] = []
+        dropped = 0
+        for _, record in _lines(self.path):
+            if record.get("status") in statuses:
+                dropped += 1
+            else:
+                keep.append((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass"))
+        if dropped:
+            fd = self._handle.fileno()
+            os.ftruncate(fd, 0)
+            self._handle.write(b"".join(keep))
+            self._handle.flush()
+            os.fsync(fd)
+            logger.info("results file %s: %d results with status %s removed, to run again", self.path, dropped,
+                        "/".join(sorted(statuses)))
+        return dropped
 
     def previous(self) -> Iterator[TaskResult]:
         """The results already in the file (one per id), remembering their ids in :attr:`done`."""

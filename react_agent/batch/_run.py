@@ -13,7 +13,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -167,8 +167,8 @@ def _journal_dir(journal_dir: str | os.PathLike[str] | None) -> Path | None:
 async def arun_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable[Any] | str | os.PathLike[str], *,
                      concurrency: int = 16, journal_dir: str | os.PathLike[str] | None = None,
                      out: str | os.PathLike[str] | None = None, backend: Backend = "local",
-                     task_timeout: float | None = None, summary: BatchSummary | None = None,
-                     **ray_options: Any) -> AsyncGenerator[TaskResult, None]:
+                     task_timeout: float | None = None, retry: Collection[str] = (),
+                     summary: BatchSummary | None = None, **ray_options: Any) -> AsyncGenerator[TaskResult, None]:
     """Async :func:`run_batch`: an async iterator of the results as tasks complete (in this event loop)."""
     _check_options(concurrency, task_timeout)
     summary = summary if summary is not None else BatchSummary()
@@ -180,6 +180,7 @@ async def arun_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable
     pending: dict[asyncio.Future[TaskResult], Task] = {}
     try:
         if results is not None:
+            results.drop(retry)
             for previous in results.previous():
                 summary.add(previous, previous=True)
         done_before = results.done if results is not None else set()
@@ -261,7 +262,7 @@ class BatchRun:
 def run_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable[Any] | str | os.PathLike[str], *,
               concurrency: int = 16, journal_dir: str | os.PathLike[str] | None = None,
               out: str | os.PathLike[str] | None = None, backend: Backend = "local",
-              task_timeout: float | None = None, **ray_options: Any) -> BatchRun:
+              task_timeout: float | None = None, retry: Collection[str] = (), **ray_options: Any) -> BatchRun:
     """Run ``tasks`` with an agent; returns a :class:`BatchRun` yielding each :class:`TaskResult` as it
     completes, with a live :attr:`BatchRun.summary`.
 
@@ -277,11 +278,14 @@ def run_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable[Any] |
     - ``backend``: ``"local"`` (asyncio in this process) or ``"ray"`` (``pip install 'react-agent[ray]'``);
       Ray options: ``ray_address``, ``workers``, ``worker_cpus``, ``max_restarts``, ``max_task_retries``.
     - ``task_timeout``: seconds a task may take before it is cancelled with status ``"timeout"``.
+    - ``retry``: statuses (e.g. ``("error", "timeout")``) whose results are removed from ``out`` so that
+      those tasks run again (resumed from their journals: a run ended by a model error continues from it).
     """
     _check_options(concurrency, task_timeout)
 
     def make(summary: BatchSummary) -> AsyncGenerator[TaskResult, None]:
         return arun_batch(agent_or_factory, tasks, concurrency=concurrency, journal_dir=journal_dir, out=out,
-                          backend=backend, task_timeout=task_timeout, summary=summary, **ray_options)
+                          backend=backend, task_timeout=task_timeout, retry=retry, summary=summary,
+                          **ray_options)
 
     return BatchRun(make, concurrency)
