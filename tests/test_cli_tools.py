@@ -331,3 +331,45 @@ def test_chat_journals_every_turn(scripted: Any, monkeypatch: pytest.MonkeyPatch
     assert cli.main(["chat", "--tools", "cli_tools", "--journal", str(journal)]) == 0
     runs = [r for r in map(json.loads, journal.read_text(encoding="utf-8").splitlines()) if r["type"] == "run"]
     assert [r["task"].splitlines()[-1][-3:] for r in runs] == ["one", "two"]
+
+
+def test_chat_on_a_terminal_shows_a_prompt(scripted: Any, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """On a terminal, chat prints a banner and a `> ` prompt (on stderr) before each message."""
+    monkeypatch.setattr(sys, "stdin", _Tty("hi\n/quit\n"))
+    scripted(reply("FINISH", "hello"))
+    assert cli.main(["chat", "--tools", "cli_tools"]) == 0
+    captured = capsys.readouterr()
+    assert "/exit ends it" in captured.err
+    assert captured.err.count("> ") == 2
+    assert captured.out == "hello\n"
+
+
+def test_chat_ctrl_c_drops_the_message_and_goes_on(scripted: Any, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C during a message drops it; the next message is answered; the session ends with 0."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("slow question\nnext\n"))
+    scripted(KeyboardInterrupt(), reply("FINISH", "answered"))
+    assert cli.main(["chat", "--tools", "cli_tools"]) == 0
+    captured = capsys.readouterr()
+    assert "interrupted" in captured.err
+    assert captured.out == "answered\n"
+
+
+def test_api_key_env_value_is_masked(scripted: Any, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The value of the --api-key-env variable (whatever its name) never reaches stderr or the trace."""
+    secret = "my-private-key-0123456789"
+    monkeypatch.setenv("CLI_TEST_PRIVATE", secret)
+    scripted(RuntimeError(f"401 Unauthorized: bad key {secret}"))
+    trace = tmp_path / "t.jsonl"
+    argv = ["run", "t", "--tools", "cli_tools", "--api-key-env", "CLI_TEST_PRIVATE", "--debug", "--trace", str(trace)]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert "401 Unauthorized: bad key ***" in err
+    assert secret not in err + trace.read_text(encoding="utf-8")
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
