@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Annotated, Any
 
-import json_repair
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
 from react_agent._config import AgentConfig
 from react_agent._core import BaseAgent
 from react_agent._journal import redact_session
+from react_agent._planparse import extract_json
 from react_agent._render import truncate
 from react_agent._schema import answer_schema
 from react_agent._state import Effect, Loop, ModelCall, ModelReply, RunState, ToolCall
@@ -42,10 +42,7 @@ __all__ = ["Plan", "PlanAndExecuteAgent", "PlanConfig", "PlanResult", "PlanState
 logger = logging.getLogger("react_agent")
 
 _SESSION = re.compile(r"\$session\.([A-Za-z_][A-Za-z0-9_]*)")
-_THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)```", re.DOTALL)
 _NAME_KEYS, _ARGS_KEYS = ("tool", "action"), ("args", "action_input", "arguments")
-_REPAIR_LIMIT = 20_000  # characters of one candidate handed to json_repair
 _MIN_SECRET = 4  # session values shorter than this are not redacted (too likely to occur by chance)
 _Sub = Generator[Effect, Any, Any]
 
@@ -91,60 +88,6 @@ class PlanState(RunState):
     plans: list[Plan] = field(default_factory=list)
     shown: list[dict[str, Any]] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
-
-
-def extract_json(text: str) -> list[Any]:
-    """Every top-level JSON object or array in ``text``, decoded, in order.
-
-    ``<think>`` blocks are dropped; when the text has fenced code blocks only their content is read.
-    Candidates are found by a string-aware balanced-bracket scan (never "first ``[`` to last ``]``"),
-    decoded with ``json.loads`` and, failing that, ``json_repair``. Undecodable candidates are skipped.
-    Raises ``ValueError`` when nothing decodes and a bracket was left open (the reply was cut off).
-    """
-    text = _THINK.sub("", text)
-    values: list[Any] = []
-    cut_off = False
-    for source in _FENCE.findall(text) or [text]:
-        spans, unclosed = _spans(source)
-        cut_off = cut_off or unclosed
-        for start, end in spans:
-            value = _decode(source[start:end])
-            if isinstance(value, (dict, list)):
-                values.append(value)
-    if not values and cut_off:
-        raise ValueError("the reply was cut off before its JSON was complete")
-    return values
-
-
-def _spans(text: str) -> tuple[list[tuple[int, int]], bool]:
-    """The (start, end) of each outermost balanced ``{…}``/``[…]``; and whether one never closed."""
-    spans: list[tuple[int, int]] = []
-    closers: list[str] = []
-    start, in_string, escaped = 0, False, False
-    for i, ch in enumerate(text):
-        if in_string:
-            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
-        elif ch == '"' and closers:
-            in_string = True
-        elif ch in "[{":
-            start = i if not closers else start
-            closers.append("]" if ch == "[" else "}")
-        elif ch in "]}" and closers:
-            if ch != closers.pop():
-                closers.clear()  # mismatched: not JSON, drop this candidate
-            elif not closers:
-                spans.append((start, i + 1))
-    return spans, bool(closers)
-
-
-def _decode(candidate: str) -> Any:
-    """``json.loads``, else ``json_repair`` (bounded size); whatever it yields, even a non-container."""
-    try:
-        return json.loads(candidate)
-    except ValueError:
-        if len(candidate) > _REPAIR_LIMIT:
-            return None
-        return json_repair.loads(candidate)
 
 
 def _stand_in(prop: Mapping[str, Any]) -> Any:
