@@ -42,6 +42,7 @@ from react_agent import (
     FINISH,
     AgentResult,
     AgentStep,
+    BaseAgent,
     ConfigError,
     JournalError,
     JournalMismatchError,
@@ -50,7 +51,6 @@ from react_agent import (
     __version__,
     read_journal,
 )
-from react_agent._core import BaseAgent
 from react_agent._retry import explain_model_error
 from react_agent.batch._cli import add_batch_commands
 from react_agent.demo import DEMO_EXAMPLES, SEED_TASKS, UserDB, make_demo_tools

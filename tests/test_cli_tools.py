@@ -3,13 +3,14 @@ with a scripted model; the clear error and exit code of each misconfiguration.""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import io
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-import mcp.client.stdio  # noqa: F401  (binds its default errlog=sys.stderr now, not to a test's capture)
 import pytest
 
 from react_agent import cli
@@ -18,6 +19,10 @@ from react_agent.testing import ScriptedChatModel
 HERE = Path(__file__).parent
 TOOLS_FILE = HERE / "cli_tools.py"
 MCP_SERVER = HERE / "cli_mcp_server.py"
+HAS_MCP = importlib.util.find_spec("mcp") is not None and importlib.util.find_spec("langchain_mcp_adapters") is not None
+needs_mcp = pytest.mark.skipif(not HAS_MCP, reason="the mcp extra is not installed (pip install 'react-agent[mcp]')")
+if HAS_MCP:  # mcp binds its stdio client's default errlog=sys.stderr at import: import it now, not under a capture
+    importlib.import_module("mcp.client.stdio")
 
 
 def reply(action: str, action_input: Any, thought: str = "") -> str:
@@ -149,6 +154,7 @@ def test_bad_seconds_are_usage_errors(flag: str, value: str, capsys: pytest.Capt
 # ------------------------------------------------------------------------------ --mcp
 
 
+@needs_mcp
 def test_run_with_a_real_mcp_server(scripted: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """--mcp starts a real stdio MCP server; the agent calls its tool and the observation is its result.
     (capfd: the server's stderr is the process's real stderr, which capsys replaces with a file-less buffer.)"""
@@ -162,6 +168,7 @@ def test_run_with_a_real_mcp_server(scripted: Any, tmp_path: Path, capfd: pytest
     assert capfd.readouterr().out == "42\n"
 
 
+@needs_mcp
 def test_mcp_and_tools_together(scripted: Any, capfd: pytest.CaptureFixture[str]) -> None:
     """--tools and --mcp combine into one tool list."""
     llm = scripted(reply("FINISH", "ok"))
@@ -172,7 +179,7 @@ def test_mcp_and_tools_together(scripted: Any, capfd: pytest.CaptureFixture[str]
 
 @pytest.mark.parametrize(("command", "mentions"), [
     ("no-such-command-xyz --stdio", "command not found: no-such-command-xyz"),
-    (f"{sys.executable} -c 'import sys; sys.exit(3)'", "could not be started"),
+    pytest.param(f"{sys.executable} -c 'import sys; sys.exit(3)'", "could not be started", marks=needs_mcp),
 ])
 def test_mcp_server_that_fails_exits_8(command: str, mentions: str, scripted: Any,
                                        capfd: pytest.CaptureFixture[str]) -> None:
