@@ -18,6 +18,7 @@ Sync and async tools run under both ``run`` and ``arun``:
 from __future__ import annotations
 
 import inspect
+import json
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -28,8 +29,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, Tool, ToolException
 from pydantic import BaseModel, ValidationError
 
-from react_agent._errors import ConfigError
-from react_agent._parser import _FINISH_NAMES, _MAX_NAME, _NONE_NAMES, _canon
+from react_agent._errors import ConfigError, OutputParseError
+from react_agent._parser import _FINISH_NAMES, _MAX_NAME, _NONE_NAMES, _canon, parse_response
 from react_agent._results import error_text, result_error, safe_str, stringify, tool_outcome
 from react_agent._timeouts import (
     DeadlineExceeded,
@@ -102,9 +103,10 @@ def name_problem(name: object) -> str | None:
     """Why a model could not call a tool by this name, or ``None`` when the name is fine.
 
     The rule: a tool name is 1 to 128 printable characters without leading or trailing whitespace,
-    that the parser reads back unchanged, and that the parser does not give another meaning to: not
-    FINISH or a FINISH synonym (``final_answer``, ``Final Answer``...), not a name containing "final
-    answer", not a "no action" word (``none``, ``null``, ``n/a``...).
+    that the parser does not give another meaning to (not FINISH or a FINISH synonym such as
+    ``final_answer`` or ``Final Answer``, no "final answer" inside, not a "no action" word such as
+    ``none``, ``null``, ``n/a``), and that the parser reads back as exactly that name from a JSON reply
+    and from the classic text format.
     """
     if not isinstance(name, str):
         return f"is a {type(name).__name__}, not a string"
@@ -123,9 +125,10 @@ def name_problem(name: object) -> str | None:
         return "contains 'final answer': the parser refuses such an action as ambiguous"
     if canon in _NONE_NAMES:
         return "means 'no action' to the parser"
-    if _parser_changes(name):
-        return ("would be read differently by the parser (surrounding quotes, backticks, asterisks or brackets, "
-                "a trailing '.' or ':', or a '(...)' suffix)")
+    if not _read_back(name):
+        return ("would be read as another name by the parser (for example with surrounding quotes, backticks, "
+                "asterisks or brackets, a trailing '.' or ':', a '(...)' suffix, a leading '{', or a format "
+                "label such as 'Action Input:')")
     return None
 
 
@@ -201,11 +204,19 @@ def tool_spec(tool: BaseTool, schema: dict[str, Any] | None = None) -> dict[str,
     return {"name": tool.name, "description": tool.description, "args": args}
 
 
-def _parser_changes(name: str) -> bool:
-    """Whether the classic text format (``Action: name``) would read ``name`` as another name."""
-    bracketed = name.startswith("[") and name.endswith("]")
-    suffixed = name.find("(") > 0 and name.endswith(")")
-    return name.strip("*`'\" ").rstrip(".:") != name or bracketed or suffixed
+def _read_back(name: str) -> bool:
+    """Whether the parser reads a call to ``name`` as exactly ``name``, in JSON and in the classic text format."""
+    replies = (
+        json.dumps({"thought": "t", "action": name, "action_input": {"x": 1}}, ensure_ascii=False),
+        f'Thought: t\nAction: {name}\nAction Input: {{"x": 1}}',
+    )
+    for reply in replies:
+        try:
+            if parse_response(reply, [name]).action != name:
+                return False
+        except OutputParseError:
+            return False
+    return True
 
 
 class ToolRegistry:

@@ -500,7 +500,7 @@ REFUSED = [
     "final_answer", "Final Answer", "finalanswer", " FINISH", "FINISH", "finish", "Final-Answer", "FINAL_ANSWER",
     "my final answer", "final_answer_tool", "none", "None", "null", "NULL", "n/a", "NA", "no action", "no_tool",
     "nothing", "", "   ", "a\nb", "a\tb", "a\x00b", "a\u2028b", "a\u200bb", "x" * 129, " add", "add ", "'add'",
-    "add:", "add.", "[add]", "add(x)", "`add`", "**add**", '"add"',
+    "add:", "add.", "[add]", "add(x)", "`add`", "**add**", '"add"', "Action Input: x", "{x}",
 ]
 
 
