@@ -530,7 +530,8 @@ def run_task(console: Console, stream: Iterator[AgentStep | AgentResult], task: 
                  "error": result.error, "violations": getattr(result, "violations", []),
                  "duration_s": round(seconds, 3)})
     style = "green" if result.status == "finished" else "red"
-    console.line(f"{result.status}: {len(result.steps)} steps, {result.llm_calls} model calls, "
+    again = f" ({min(replayed, count)} replayed)" if replayed else ""
+    console.line(f"{result.status}: {len(result.steps)} steps{again}, {result.llm_calls} model calls, "
                  f"{result.usage.total_tokens} tokens, {seconds:.1f}s", style)
     if result.error:
         console.line(f"  {result.error if console.debug else result.error.splitlines()[0]}", "red")

@@ -368,3 +368,10 @@ def test_secret_not_in_debug_traceback(monkeypatch: pytest.MonkeyPatch, run_args
     err = capsys.readouterr().err
     assert "credentials=***" in err
     assert SECRET not in err
+
+
+@pytest.mark.parametrize("command", ["run", "resume", "chat", "demo", "batch", "eval"])
+def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each command (batch and eval from react_agent.batch included) answers --help with exit 0."""
+    assert cli.main([command, "--help"]) == 0
+    assert f"usage: react-agent {command}" in capsys.readouterr().out

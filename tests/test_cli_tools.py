@@ -231,6 +231,7 @@ def test_journal_then_crash_then_resume(scripted: Any, notes: Path, tmp_path: Pa
     assert "Step 1 (replayed from the journal)" in captured.err
     assert "Step 2 (" in captured.err and "Step 2 (replayed" not in captured.err
     assert "Observation: noted: first" in captured.err
+    assert "finished: 3 steps (1 replayed), 3 model calls" in captured.err
     assert noted(notes) == ["first", "second"]
     assert len(llm.calls) == 2  # only the steps after the crash asked the model
 
