@@ -126,6 +126,7 @@ _INLINE_ACTION = re.compile(r"(?:(?i:(?<![\w-])action)|(?<=[a-z])Action)[ \t]*:[
 _INLINE_OBSERVATION = re.compile(r"[ \t]*(?<![\w-])observation[ \t]*:", re.IGNORECASE)
 _GLUED_INPUT = re.compile(r"(?:action[ \t_]*)?input[ \t]*:[ \t]*", re.IGNORECASE)  # "Action:SearchAction Input:{"
 _INLINE_ARGS = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*(\(?)[ \t]*(?=[{)])")  # "search ({", "search {", "ping()"
+_ANSWER_ACTION = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?(?:\*\*)?(?i:action)[ \t]*(?:\*\*)?:[ \t]*")  # "Answer: Action: x"
 _ANSWER_OPENING = re.compile(r"\s*(?:`{3,}[\w-]*[ \t]*\n\s*)?(?=\{)")
 _MARKER = re.compile(r"\[\[[ \t]*##[ \t]*([A-Za-z_]\w{0,40})[ \t]*##[ \t]*\]\]")
 _MARKER_NAME = ("next_tool_name", "tool_name", "action", "tool")
@@ -423,16 +424,23 @@ def _text_stage(body: str, ctx: _Ctx) -> _Event | None:
     Only the first ``Action:`` label counts: when it introduces a JSON block the JSON stage decides.
     An answer label followed by a JSON action is not an answer: the JSON stage reads that action (or
     refuses it). An ``Action:`` whose "name" is prose, with no input before a ``Final Answer:``, is
-    the model saying it needs no tool: the answer stands.
+    the model saying it needs no tool: the answer stands. An answer label followed by ``Action:`` is
+    that action too (``Answer: Action: search`` / ``Action Input: x``).
     """
     events: list[_Event] = []
     final = _FINAL.search(body)
-    if final is not None:
+    acting = _ANSWER_ACTION.match(body, final.end()) if final is not None else None
+    if final is not None and acting is None:
         answer = _answer_event(body, final, ctx)
         if answer is not None:
             events.append(answer)
     label = _ACTION.search(body, 0, final.start() if final else len(body))
-    label_start, label_end = (label.start(), label.end()) if label else _inline_action(body, final)
+    if label is not None:
+        label_start, label_end = label.start(), label.end()
+    elif acting is not None and final is not None:
+        label_start, label_end = final.start(), acting.end()
+    else:
+        label_start, label_end = _inline_action(body, final)
     name, name_end = _action_name(body, label_end) if label_start >= 0 else (None, 0)
     if name is not None:
         action = _outcome(_text_action, body, label_start, label_end, name, name_end, ctx)

@@ -1138,6 +1138,12 @@ CASES: list[Case] = [
         reason="invalid_action",
     ),
     Case(
+        "answer_label_text_action",
+        "Thought: I need the weather.\nAnswer: Action: get_weather\nAction Input: Paris",
+        _act("get_weather", "Paris", "I need the weather."),
+        _ISSUE_14 + " (adapted: the repeated answer label before a text-format action)",
+    ),
+    Case(
         "openjarvis_pr_950_json_action_not_answer",
         'Final Answer: {"thought": "I need the weather first.", "action": "get_weather", '
         '"action_input": {"city": "Paris"}}',

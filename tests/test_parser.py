@@ -453,6 +453,13 @@ def test_json_action_after_an_answer_label_is_that_action(label: str, wrap: str)
     assert parse_response(text) == expected  # without tool names too
 
 
+@pytest.mark.parametrize("label", ["Answer: ", "Final Answer:\n", "Answer: **Action:** "])
+def test_text_action_after_an_answer_label_is_that_action(label: str) -> None:
+    """'Answer: Action: search' / 'Action Input: x' is the search, not an answer that reads 'Action: search'."""
+    text = label + ("" if "Action" in label else "Action: ") + "search\nAction Input: weather"
+    assert parse_response(text) == AgentAction(action="search", action_input="weather")
+
+
 def test_cut_off_json_action_after_an_answer_label_is_refused() -> None:
     """A cut-off action after an answer label is neither an answer nor a call."""
     assert refusal('Answer: {"action": "register_user", "action_input": {"username": "Iv').reason == "truncated"
