@@ -122,6 +122,12 @@ class Console(logging.Handler):
         finally:
             self._spinning = spinning
 
+    def prompt(self, text: str) -> None:
+        """Write ``text`` on stderr without a newline (the prompt of ``chat``)."""
+        with self._lock:
+            self.err.write(self.redact(text))
+            self.err.flush()
+
     def answer(self, text: str) -> None:
         self.out.write(self.redact(text) + "\n")
         self.out.flush()
@@ -651,67 +657,68 @@ def cmd_chat(args: argparse.Namespace, console: Console) -> int:
     with ExitStack() as stack:
         setup = prepare(args, console, stack)
         trace = stack.enter_context(_closing(Trace(args.trace, console)))
+        lang = args.lang or "en"  # until the first message says otherwise; built now so mistakes show at once
+        agent = build_agent(_with_lang(args, lang), setup.llm, tools_for(args, setup, lang), console)
         interactive = sys.stdin.isatty()
-        agent: BaseAgent | None = None
         turns: list[tuple[str, str]] = []
-        memory = reached = False
+        reached = False  # the model has answered once: later failures are not setup mistakes
         if interactive:
             console.line("react-agent chat: type a message; /reset forgets the conversation, /exit ends it", "dim")
-        for number in itertools.count(1):
+        asked = 0
+        while True:
             text = _read_message(console, interactive)
             if text is None or text in _CHAT_EXIT:
                 break
-            if not text:
-                continue
             if text == "/reset":
                 turns.clear()
                 console.line("(conversation forgotten)", "dim")
+            if not text or text == "/reset":
                 continue
-            if agent is None:  # the language comes from the first message unless --lang says
-                args.lang = detect_lang(args, text)
-                agent = build_agent(args, setup.llm, tools_for(args, setup, args.lang), console)
-                memory = _accepts_chat_history(agent)
-                if not memory:
-                    console.line("note: this react_agent version has no conversation support: each message is "
-                                 "a separate task", "yellow")
-            errors = _ModelErrors()
-            kwargs: dict[str, Any] = {"journal": journal}
-            if memory:
-                kwargs["chat_history"] = history_messages(turns)
-            try:
-                stream = agent.stream(text, {"callbacks": [errors], "run_id": uuid.uuid4()}, **kwargs)
-                result, _ = run_task(console, stream, text, trace, number)
-            except KeyboardInterrupt:
-                console.line()
-                console.line("(interrupted; the message is dropped)", "red")
+            if not asked and detect_lang(args, text) != lang:  # a first message in Russian: Russian prompts
+                lang = detect_lang(args, text)
+                agent = build_agent(_with_lang(args, lang), setup.llm, tools_for(args, setup, lang), console)
+            asked += 1
+            result = _chat_turn(console, agent, text, turns, trace, asked, journal, reached=reached)
+            if result is None:
                 continue
-            failure = _setup_failure(result, errors)
-            if failure is not None and not reached:
-                raise failure  # the model has never answered: it cannot be reached or refuses the key
             reached = reached or result.llm_calls > 0
-            if failure is not None:
-                console.line(f"  {failure}", "red")
             console.answer(result.output if result.status == "finished" else f"(no answer: {result.status})")
             if result.status == "finished":
                 turns.append((text, result.output))
     return EXIT_OK
 
 
+def _chat_turn(console: Console, agent: BaseAgent, text: str, turns: Sequence[tuple[str, str]], trace: Trace,
+               number: int, journal: Path | None, *, reached: bool) -> AgentResult | None:
+    """One message of ``chat``, with the conversation so far; ``None`` when Ctrl-C dropped it. A setup
+    failure before the model has ever answered ends the session (:class:`CliError`)."""
+    errors = _ModelErrors()
+    try:
+        stream = agent.stream(text, {"callbacks": [errors], "run_id": uuid.uuid4()}, journal=journal,
+                              chat_history=history_messages(turns))
+        result, _ = run_task(console, stream, text, trace, number)
+    except KeyboardInterrupt:
+        console.line()
+        console.line("(interrupted; the message is dropped)", "red")
+        return None
+    failure = _setup_failure(result, errors)
+    if failure is not None and not reached:
+        raise failure  # the model cannot be reached or refuses the key: stop, as `run` does
+    if failure is not None:
+        console.line(f"  {failure}", "red")
+    return result
+
+
+def _with_lang(args: argparse.Namespace, lang: str) -> argparse.Namespace:
+    return argparse.Namespace(**{**vars(args), "lang": lang})
+
+
 def _read_message(console: Console, interactive: bool) -> str | None:
-    """The next line of stdin, stripped (``None`` at the end of input)."""
+    """The next line of stdin, stripped (``None`` at the end of input); a ``> `` prompt on a terminal."""
     if interactive:
-        with console._lock:
-            console.err.write(console.redact("> "))
-            console.err.flush()
+        console.prompt("> ")
     line = sys.stdin.readline()
     return None if line == "" else line.strip()
-
-
-def _accepts_chat_history(agent: BaseAgent) -> bool:
-    try:
-        return "chat_history" in inspect.signature(agent.run).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def history_messages(turns: Sequence[tuple[str, str]]) -> list[BaseMessage]:

@@ -307,8 +307,6 @@ def test_chat_remembers_the_conversation(scripted: Any, monkeypatch: pytest.Monk
     monkeypatch.setattr(sys, "stdin", io.StringIO("My name is Zoltan.\nWhat is my name?\n"))
     llm = scripted(reply("FINISH", "Nice to meet you, Zoltan."), reply("FINISH", "Zoltan"))
     assert cli.main(["chat", "--tools", "cli_tools"]) == 0
-    if "chat_history" not in cli.inspect.signature(cli.ReactAgent.run).parameters:
-        pytest.skip("the core has no chat_history yet: each chat message is a separate task")
     assert "My name is Zoltan." in llm.calls[1].text and "Nice to meet you, Zoltan." in llm.calls[1].text
     assert "Zoltan" not in llm.calls[0].text.replace("My name is Zoltan.", "")
     assert capsys.readouterr().out == "Nice to meet you, Zoltan.\nZoltan\n"
@@ -381,3 +379,30 @@ def test_api_key_env_value_is_masked(scripted: Any, monkeypatch: pytest.MonkeyPa
 class _Tty(io.StringIO):
     def isatty(self) -> bool:
         return True
+
+
+def test_chat_refuses_bad_tools_before_the_first_message(scripted: Any, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A tool the agent refuses stops chat at once (exit 7), before any message is read."""
+    stdin = io.StringIO("hello\n")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    scripted()
+    assert cli.main(["chat", "--tools", "cli_tools:undocumented"]) == 7
+    assert "the agent refuses the tools" in one_line(capsys.readouterr().err)
+    assert stdin.tell() == 0
+
+
+def test_chat_in_russian_gets_russian_prompts(scripted: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Without --lang, a first message in Cyrillic gives the Russian prompts (an English one the English
+    prompts); empty lines and /reset do not count as messages in the trace."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Сколько будет 2+3?\n\n/reset\nспасибо\n"))
+    trace = tmp_path / "t.jsonl"
+    llm = scripted(reply("FINISH", "5"), reply("FINISH", "пожалуйста"))
+    assert cli.main(["chat", "--tools", "cli_tools", "--trace", str(trace)]) == 0
+    assert "Задача" in llm.calls[0].text and "Task" not in llm.calls[0].text
+    results = [r for r in map(json.loads, trace.read_text(encoding="utf-8").splitlines()) if r["type"] == "result"]
+    assert [r["run"] for r in results] == [1, 2]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("What is 2+3?\n"))
+    llm = scripted(reply("FINISH", "5"))
+    assert cli.main(["chat", "--tools", "cli_tools"]) == 0
+    assert "Task" in llm.calls[0].text and "Задача" not in llm.calls[0].text
