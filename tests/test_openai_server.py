@@ -150,6 +150,14 @@ async def test_json_object_mode_async(server: str) -> None:
     assert len(wire.requests) == 1
 
 
+def test_grammar_mode_sends_a_gbnf_grammar_the_server_enforces(server: str) -> None:
+    wire = Wire()
+    llm = wire.chat(server, max_tokens=200)
+    _check_answer(llm.invoke([HumanMessage(PROMPT)], **model_call_kwargs(llm, SCHEMA, "grammar")))
+    sent = wire.requests[-1]
+    assert "root ::=" in sent["grammar"] and "response_format" not in sent
+
+
 def test_json_schema_mode_fails_fast_with_the_fix_in_the_message(server: str) -> None:
     """llama-cpp-python's server answers HTTP 500 to json_schema: one request, no retry, the option named."""
     import openai
@@ -203,9 +211,8 @@ def test_the_agent_runs_over_http_in_json_object_mode(server: str, tmp_path: Pat
 
     wire = Wire()
     llm = wire.chat(server, max_tokens=200)
-    result = ReactAgent(llm, [add], prompts="en", constrained="json_object", max_iterations=2).run(
-        "What is 2 + 40?")
+    result = ReactAgent(llm, [add], prompts="en-compact", constrained="json_object", max_iterations=1,
+                        final_answer="never").run("What is 2 + 40?")
     assert result.status != "error", result.error
     assert all(step.action in ("add", "FINISH") for step in result.steps)
-    assert wire.requests and all(r["response_format"]["type"] == "json_object" for r in wire.requests
-                                 if "response_format" in r)
+    assert len(wire.requests) == 1 and wire.requests[0]["response_format"]["type"] == "json_object"
