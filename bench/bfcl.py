@@ -149,11 +149,25 @@ def prompt_set(lang: str) -> Any:
     return _PROMPT_SETS[lang]
 
 
+EXAMPLES = {"none": "no worked examples", "generated": "examples_for_tools(tools): one per tool + an irrelevant task"}
+_EXAMPLES_MODE = {"value": "none"}
+
+
+def examples_for(tools: list[Any], lang: str) -> list[Any]:
+    """The worked examples of the current run's ``--examples`` mode for these tools."""
+    if _EXAMPLES_MODE["value"] == "none":
+        return []
+    from react_agent._fewshot import examples_for_tools
+
+    return examples_for_tools(tools, lang=lang.split("-", 1)[0])
+
+
 def decide_react_agent(llm: Any, case: BfclCase, tools: list[Any], lang: str, *,
                        constrained: bool | None = None) -> dict[str, Any]:
     from react_agent import OutputParseError, ReactAgent, RunState
 
-    agent = ReactAgent(llm, tools, prompts=prompt_set(lang), constrained=constrained)
+    agent = ReactAgent(llm, tools, prompts=prompt_set(lang), constrained=constrained,
+                       examples=examples_for(tools, lang))
     messages = agent.build_messages(RunState(case.question))
     kwargs = {"response_format": agent.response_format} if agent.response_format is not None else {}
     text = _text(llm.invoke(messages, **kwargs))
@@ -243,10 +257,15 @@ def ideal_model() -> Any:
     return IdealChatModel()
 
 
-def local_model(model_path: str | None, max_tokens: int | None, n_threads: int | None) -> Any:
+TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns")
+"""LocalChatModel options measured by the ablation (``--two-stage``, ``--grounding``, ``--patterns``)."""
+
+
+def local_model(model_path: str | None, max_tokens: int | None, n_threads: int | None,
+                techniques: dict[str, bool] | None = None) -> Any:
     from react_agent.models import LocalChatModel
 
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = dict(techniques or {})
     if model_path:
         options["model_path"] = model_path
     if max_tokens:
@@ -271,8 +290,10 @@ def category_files(categories: list[str]) -> list[tuple[Path, Path | None]]:
 
 def run(*, files: list[tuple[Path, Path | None]], limit: int | None, protocols: list[str], model: str = "local",
         model_path: str | None = None, max_tokens: int | None = None, n_threads: int | None = None,
-        lang: str = "en", progress: bool = True) -> dict[str, Any]:
-    llm = ideal_model() if model == "scripted" else local_model(model_path, max_tokens, n_threads)
+        lang: str = "en", progress: bool = True, examples: str = "none",
+        techniques: dict[str, bool] | None = None) -> dict[str, Any]:
+    _EXAMPLES_MODE["value"] = examples
+    llm = ideal_model() if model == "scripted" else local_model(model_path, max_tokens, n_threads, techniques)
     cases = [case for path, answers in files for case in load_category(path, answers, limit=limit)]
     if any(p.startswith("react_agent") for p in protocols):
         _PROMPT_SETS.clear()
@@ -301,9 +322,88 @@ def run(*, files: list[tuple[Path, Path | None]], limit: int | None, protocols: 
             print(f"[{i}/{len(cases)} {time.monotonic() - started:.0f}s] {case.id}: {marks}", file=sys.stderr,
                   flush=True)
     return {"model": getattr(llm, "model_name", model) if model != "scripted" else "scripted ideal stand-in",
-            "model_settings": {k: getattr(llm, k, None) for k in ("temperature", "max_tokens", "n_ctx")},
+            "model_settings": {k: getattr(llm, k, None) for k in ("temperature", "max_tokens", "n_ctx",
+                                                                  *TECHNIQUE_FLAGS)},
             "categories": summarise(records, protocols), "records": records,
             "seconds": round(time.monotonic() - started, 1)}
+
+
+# ------------------------------------------------------------------------------------------ the ablation
+def parse_variant(text: str) -> tuple[str, str, str, dict[str, bool]]:
+    """``NAME=PROMPTS:EXAMPLES:FLAGS`` (FLAGS: comma-separated technique names, ``-`` for none; a technique
+    left out is off) -> (name, prompts, examples, techniques)."""
+    name, _, spec = text.partition("=")
+    parts = spec.split(":")
+    if not name or len(parts) != 3 or parts[1] not in EXAMPLES:
+        raise SystemExit(f"--variant {text!r}: expected NAME=PROMPTS:EXAMPLES:FLAGS, e.g. "
+                         "full=en-compact:generated:two_stage,grounding,format_patterns")
+    flags = {f for f in parts[2].split(",") if f and f != "-"}
+    unknown = flags - set(TECHNIQUE_FLAGS)
+    if unknown:
+        raise SystemExit(f"--variant {text!r}: unknown techniques {sorted(unknown)}; known: {TECHNIQUE_FLAGS}")
+    return name, parts[0], parts[1], {flag: flag in flags for flag in TECHNIQUE_FLAGS}
+
+
+def interleave(groups: list[list[BfclCase]]) -> list[BfclCase]:
+    """Cases of several categories in turn (a stopped run has about as many cases of each)."""
+    out: list[BfclCase] = []
+    for i in range(max((len(g) for g in groups), default=0)):
+        out.extend(g[i] for g in groups if i < len(g))
+    return out
+
+
+def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
+                 variants: list[tuple[str, str, str, dict[str, bool]]], records_path: Path,
+                 model_path: str | None = None, max_tokens: int | None = None, n_threads: int | None = None,
+                 progress: bool = True) -> list[dict[str, Any]]:
+    """Every variant on every case, the categories interleaved, each record appended to ``records_path``
+    (JSON lines) as soon as it is made; records already in the file are kept and not run again."""
+    done = [json.loads(line) for line in records_path.read_text(encoding="utf-8").splitlines()
+            if line.strip()] if records_path.is_file() else []
+    seen = {(r["id"], r["variant"]) for r in done}
+    cases = interleave([load_category(path, answers, limit=limit) for path, answers in files])
+    started = time.monotonic()
+    with records_path.open("a", encoding="utf-8") as out:
+        for i, case in enumerate(cases, 1):
+            tools = [to_tool(doc) for doc in case.functions]
+            for name, prompts, examples, techniques in variants:
+                if (case.id, name) in seen:
+                    continue
+                _EXAMPLES_MODE["value"] = examples
+                llm = local_model(model_path, max_tokens, n_threads, techniques)
+                t0 = time.monotonic()
+                try:
+                    decision = decide_react_agent(llm, case, tools, prompts)
+                except Exception as exc:
+                    decision = {"kind": "error", "raw": "", "reason": f"{type(exc).__name__}: {exc}"[:300]}
+                correct, why = score(case, decision)
+                record = {"id": case.id, "category": case.category, "variant": name, "prompts": prompts,
+                          "examples": examples, "techniques": techniques, "protocol": "react_agent",
+                          "kind": decision["kind"], "name": decision.get("name"), "args": decision.get("args"),
+                          "correct": correct, "why": why, "raw": str(decision.get("raw", ""))[:400],
+                          "seconds": round(time.monotonic() - t0, 3)}
+                done.append(record)
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                out.flush()
+                if progress:
+                    print(f"[{i}/{len(cases)} {time.monotonic() - started:.0f}s] {case.id} {name}: "
+                          f"{'ok' if correct else why}", file=sys.stderr, flush=True)
+    return done
+
+
+def record_ablation_records(records: list[dict[str, Any]], *, limit: int | None, model: str,
+                            out_dir: Path | None = None) -> Path:
+    """Summarise ablation records per variant and add each to the published ``ablation`` list."""
+    path = out_dir or _common.RESULTS
+    for name in dict.fromkeys(r["variant"] for r in records):
+        rows = [r for r in records if r["variant"] == name]
+        first = rows[0]
+        results = {"model": model, "model_settings": first["techniques"], "records": rows,
+                   "seconds": round(sum(r["seconds"] for r in rows), 1),
+                   "categories": summarise(rows, ["react_agent"])}
+        config = {"lang": first["prompts"], "examples": first["examples"], "limit": limit, "variant": name}
+        written = record_ablation(config, results, out_dir=path)
+    return written
 
 
 def summarise(records: list[dict[str, Any]], protocols: list[str]) -> dict[str, Any]:
@@ -370,6 +470,9 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         _common.table(["category", "protocol", "correct", "calls", "FINISH", "unparseable", "errors",
                        "s / case"], rows),
+        *(["", "Ablation of the small-model techniques (react_agent protocol only, the same cases; "
+           "`python -m bench.bfcl --record-ablation ...`, docs/local-models.md explains each technique):", "",
+           ablation_markdown(data)] if data.get("ablation") else []),
     ])
 
 
@@ -393,6 +496,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lang", default="en",
                         help="react_agent's built-in prompt set (en, ru, or another name PromptSet.load accepts)")
     parser.add_argument("--quiet", action="store_true", help="no per-case progress on stderr")
+    parser.add_argument("--examples", choices=list(EXAMPLES), default="none",
+                        help="worked examples in react_agent's prompt (use a compact set: --lang en-compact)")
+    for flag in TECHNIQUE_FLAGS:
+        option = "--" + flag.replace("_", "-").replace("format-", "")
+        parser.add_argument(option, dest=flag, action=argparse.BooleanOptionalAction, default=None,
+                            help=f"LocalChatModel({flag}=...) (default: the model's default)")
+    parser.add_argument("--variant", action="append", default=None, metavar="NAME=PROMPTS:EXAMPLES:FLAGS",
+                        help="ablation mode: run every variant on every case (categories interleaved), e.g. "
+                             "base=en:none:- full=en-compact:generated:two_stage,grounding,format_patterns; "
+                             "records go to --records as they are made; then recorded as with --record-ablation")
+    parser.add_argument("--records", type=Path, default=None, help="JSON-lines file of the ablation records "
+                        "(resumed: cases already in it are not run again)")
+    parser.add_argument("--record-ablation", action="store_true",
+                        help="add this run's summary to the 'ablation' list of the published bfcl.json (keeping its "
+                             "main results) instead of replacing the file")
     _common.add_common_args(parser)
     args = parser.parse_args(argv)
     _common.require("bfcl_eval", "bfcl-eval")
@@ -403,11 +521,73 @@ def main(argv: list[str] | None = None) -> int:
     else:
         files = category_files(args.categories)
     limit = args.limit or None
+    if args.variant:
+        if args.records is None:
+            raise SystemExit("--variant needs --records PATH")
+        records = run_ablation(files=files, limit=limit, variants=[parse_variant(v) for v in args.variant],
+                               records_path=args.records, model_path=args.model_path, max_tokens=args.max_tokens,
+                               n_threads=args.n_threads, progress=not args.quiet)
+        path = record_ablation_records(records, limit=limit, model=args.model_path or "gemma-3-270m-q4_k_m",
+                                       out_dir=args.out_dir)
+        print(ablation_markdown(json.loads(path.read_text(encoding="utf-8"))))
+        print(f"\nwrote {path}")
+        return 0
+    techniques = {flag: getattr(args, flag) for flag in TECHNIQUE_FLAGS if getattr(args, flag) is not None}
     results = run(files=files, limit=limit, protocols=args.protocols, model=args.model, model_path=args.model_path,
-                  max_tokens=args.max_tokens, n_threads=args.n_threads, lang=args.lang, progress=not args.quiet)
+                  max_tokens=args.max_tokens, n_threads=args.n_threads, lang=args.lang, progress=not args.quiet,
+                  examples=args.examples, techniques=techniques)
     config = {"files": [str(p) for p, _ in files], "limit": limit, "protocols": args.protocols, "model": args.model,
-              "lang": args.lang}
+              "lang": args.lang, "examples": args.examples, "techniques": techniques}
+    if args.record_ablation:
+        path = record_ablation(config, results, out_dir=args.out_dir)
+        print(ablation_markdown(json.loads(path.read_text(encoding="utf-8"))))
+        print(f"\nwrote {path}")
+        return 0
     return _common.publish(NAME, config, results, args, plot=plot, markdown=markdown)
+
+
+def ablation_entry(config: dict[str, Any], results: dict[str, Any]) -> dict[str, Any]:
+    """One row of the ablation: the technique flags, the per-category summary and the per-case outcomes."""
+    settings = results.get("model_settings", {})
+    return {
+        "prompts": config.get("lang"), "examples": config.get("examples", "none"),
+        "techniques": {flag: settings.get(flag) for flag in TECHNIQUE_FLAGS},
+        "limit": config.get("limit"), "model": results.get("model"), "seconds": results.get("seconds"),
+        "categories": {c: b.get("react_agent") for c, b in results.get("categories", {}).items()},
+        "cases": [{k: r[k] for k in ("id", "kind", "name", "args", "correct", "why")}
+                  for r in results.get("records", []) if r.get("protocol") == "react_agent"],
+    }
+
+
+def record_ablation(config: dict[str, Any], results: dict[str, Any], *, out_dir: Path | None = None) -> Path:
+    """Add this run to ``ablation`` in the published result (a run with the same settings is replaced)."""
+    path = (out_dir or _common.RESULTS) / f"{NAME}.json"
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"benchmark": NAME}
+    entry = ablation_entry(config, results)
+    key = (entry["prompts"], entry["examples"], json.dumps(entry["techniques"], sort_keys=True), entry["limit"])
+    rows = [r for r in data.get("ablation", []) if (r.get("prompts"), r.get("examples"),
+            json.dumps(r.get("techniques"), sort_keys=True), r.get("limit")) != key]
+    data["ablation"] = [*rows, entry]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def ablation_markdown(data: dict[str, Any]) -> str:
+    """The ablation table: one row per recorded run (prompt set, examples, techniques, accuracy per category)."""
+    rows = []
+    for entry in data.get("ablation", []):
+        flags = ", ".join(f for f, on in entry["techniques"].items() if on) or "-"
+        cells = []
+        for category in ("simple_python", "multiple", "irrelevance"):
+            s = (entry["categories"] or {}).get(category)
+            cells.append(f"{s['correct']}/{s['n']} ({100 * s['accuracy']:.0f} %)" if s else "")
+        seconds = (entry["categories"].get("all") or {}).get("mean_seconds", 0.0)
+        rows.append([entry["prompts"], entry["examples"], flags, *cells, f"{seconds:.1f}"])
+    if not rows:
+        return ""
+    return _common.table(["prompts", "examples", "LocalChatModel techniques", "simple_python", "multiple",
+                          "irrelevance", "s / case"], rows)
 
 
 if __name__ == "__main__":

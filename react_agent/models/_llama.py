@@ -41,11 +41,12 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import math
 import os
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Literal, cast
@@ -55,6 +56,8 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
+
+from react_agent import _decoding
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -66,6 +69,8 @@ __all__ = [
 
 DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m"
 """Name reported for the default weights (Gemma 3 270M base, Q4_K_M)."""
+
+logger = logging.getLogger(__name__)
 
 _INSTALL_HINT = "pip install 'react-agent[local]'"
 
@@ -307,6 +312,15 @@ class LocalChatModel(BaseChatModel):
     """Let llama.cpp print its loading and timing logs."""
     prompt_format: Literal["auto", "plain", "chat"] = "auto"
     """``auto``: the GGUF's chat template if it has one, else plain text (module docstring)."""
+    format_patterns: bool = True
+    """Give string arguments that are e-mails, user names, phones or URLs (by ``format`` or by name) a
+    ``pattern`` in the grammar (:func:`react_agent._decoding.with_format_patterns`)."""
+    two_stage: bool = False
+    """Decode an agent answer in two stages: ``{"thought", "action"}`` under an enum of the action names, then
+    ``action_input`` under that one action's schema, continuing the same text (plain prompt format only)."""
+    grounding: bool = False
+    """After an agent answer, decode the arguments again when a free-text string value occurs nowhere in
+    the task and history, with that field restricted to spans of the task text (plain prompt format only)."""
 
     @property
     def _llm_type(self) -> str:
@@ -370,6 +384,7 @@ class LocalChatModel(BaseChatModel):
             raise TypeError(f"LocalChatModel got unsupported call options: {sorted(kwargs)}")
 
         grammar: Any = None
+        schema: dict[str, Any] | None = None
         if grammar_text is not None:
             if not isinstance(grammar_text, str):
                 raise TypeError("grammar must be a GBNF string")
@@ -379,35 +394,41 @@ class LocalChatModel(BaseChatModel):
             grammar = LlamaGrammar.from_string(grammar_text, verbose=False)
         else:
             schema = schema_from_response_format(response_format)
-            if schema is not None:
-                grammar = _grammar_for(json.dumps(schema, sort_keys=False))
+            if schema is not None and self.format_patterns:
+                schema = _decoding.with_format_patterns(schema)
 
         llama, lock = self._client()
-        options: dict[str, Any] = {
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "seed": seed,
-            "stop": list(stop or []),
-            "grammar": grammar,
-        }
+        options: dict[str, Any] = {"temperature": temperature, "seed": seed, "stop": list(stop or [])}
         use_chat = self.prompt_format == "chat" or (
             self.prompt_format == "auto" and bool(llama.metadata.get("tokenizer.chat_template"))
         )
+        staged = (grammar is None and schema is not None and not use_chat and (self.two_stage or self.grounding)
+                  and _decoding.branches(schema) is not None)
         with lock:
-            if use_chat:
-                chat = [{"role": _role_of(m), "content": _text_of(m)} for m in messages]
-                response = llama.create_chat_completion(messages=chat, **options)
-                choice = response["choices"][0]
-                text = choice["message"].get("content") or ""
+            if staged:
+                assert schema is not None
+                calls = _Calls(llama, options, max_tokens)
+                text = _staged_answer(calls, render_plain(messages), schema, two_stage=self.two_stage,
+                                      grounding=self.grounding)
+                input_tokens, output_tokens, finish_reason = calls.prompt_tokens, calls.completion_tokens, calls.finish
             else:
-                response = llama.create_completion(render_plain(messages), **options)
-                choice = response["choices"][0]
-                text = choice["text"]
+                if schema is not None:
+                    grammar = _grammar_for(json.dumps(schema, sort_keys=False))
+                options.update(max_tokens=max_tokens, grammar=grammar)
+                if use_chat:
+                    chat = [{"role": _role_of(m), "content": _text_of(m)} for m in messages]
+                    response = llama.create_chat_completion(messages=chat, **options)
+                    choice = response["choices"][0]
+                    text = choice["message"].get("content") or ""
+                else:
+                    response = llama.create_completion(render_plain(messages), **options)
+                    choice = response["choices"][0]
+                    text = choice["text"]
+                usage = response.get("usage") or {}
+                input_tokens = int(usage.get("prompt_tokens", 0))
+                output_tokens = int(usage.get("completion_tokens", 0))
+                finish_reason = choice.get("finish_reason")
 
-        usage = response.get("usage") or {}
-        input_tokens = int(usage.get("prompt_tokens", 0))
-        output_tokens = int(usage.get("completion_tokens", 0))
-        finish_reason = choice.get("finish_reason")
         # a cast: mypy (target 3.10) misreads the NotRequired keys of UsageMetadata
         usage_metadata = cast(
             "UsageMetadata",
@@ -433,3 +454,76 @@ class LocalChatModel(BaseChatModel):
                 "model_name": self.model_name,
             },
         )
+
+
+class _Calls:
+    """Completions of one answer made of several llama.cpp calls: the token counts add up, the
+    ``max_tokens`` budget is shared, and the finish reason is ``"length"`` if any call was cut."""
+
+    def __init__(self, llama: Any, options: dict[str, Any], max_tokens: int) -> None:
+        self.llama, self.options, self.budget = llama, options, max_tokens
+        self.prompt_tokens = self.completion_tokens = 0
+        self.finish: str | None = "stop"
+
+    def __call__(self, prompt: str, schema: Mapping[str, Any]) -> str:
+        grammar = _grammar_for(json.dumps(schema, sort_keys=False))
+        remaining = max(1, self.budget - self.completion_tokens)
+        response = self.llama.create_completion(prompt, grammar=grammar, max_tokens=remaining, **self.options)
+        usage = response.get("usage") or {}
+        self.prompt_tokens += int(usage.get("prompt_tokens", 0))
+        self.completion_tokens += int(usage.get("completion_tokens", 0))
+        choice = response["choices"][0]
+        if choice.get("finish_reason") == "length":
+            self.finish = "length"
+        return str(choice["text"])
+
+
+def _staged_answer(complete: Callable[[str, Mapping[str, Any]], str], prompt: str, schema: Mapping[str, Any], *,
+                   two_stage: bool, grounding: bool) -> str:
+    """One agent answer under an answer schema, decoded in two stages and/or with grounded arguments.
+
+    ``complete(prompt, schema)`` is one constrained completion. Two stages: first ``{"thought", "action"}``
+    (:func:`react_agent._decoding.action_schema`), then the text goes on with ``, "action_input": `` and the
+    arguments under that action's schema only. Grounding: when a free-text argument does not occur in the
+    task and history (:func:`react_agent._decoding.ungrounded`), the arguments are decoded once more after
+    the same prefix, each suspect field restricted to spans of the task. A reply that cannot be read at any
+    point is returned as it is (a cut reply stays cut).
+    """
+    actions = _decoding.branches(schema) or {}
+    if two_stage:
+        head = complete(prompt, _decoding.action_schema(schema) or {})
+        try:
+            decided = json.loads(head)
+            action = decided["action"]
+        except (ValueError, KeyError, TypeError):
+            return head
+        stripped = head.rstrip()
+        prefix = stripped[:-1].rstrip() + ', "action_input": '
+        body = complete(prompt + prefix, actions[action])
+    else:
+        text = complete(prompt, schema)
+        if not grounding:
+            return text
+        try:
+            decided = json.loads(text)
+            action = decided["action"]
+            body = json.dumps(decided["action_input"], ensure_ascii=False)
+        except (ValueError, KeyError, TypeError):
+            return text
+        prefix = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(decided[k], ensure_ascii=False)}"
+                                 for k in decided if k != "action_input") + ', "action_input": '
+        if action not in actions:
+            return text
+    if grounding and isinstance(action, str) and action in actions:
+        source = _decoding.grounding_source(prompt)
+        try:
+            args = json.loads(body)
+        except ValueError:
+            args = None
+        suspects = _decoding.ungrounded(args, actions[action], source)
+        if suspects:
+            logger.debug("arguments %s of %s do not occur in the task; decoding them again", suspects, action)
+            body = complete(prompt + prefix, _decoding.grounded_schema(actions[action], suspects, source))
+        elif not two_stage:
+            return text
+    return prefix + body + "}"

@@ -1,0 +1,243 @@
+"""Decoding techniques for small local models that live outside the model weights (pure functions).
+
+Three of them, all generic (derived from the tools' JSON schemas and the prompt text, never from tool names):
+
+* **Format patterns** (:func:`with_format_patterns`): a string argument whose schema says
+  ``"format": "email"`` or whose name says it is an e-mail, a user name / login, a phone number or a URL
+  gets a regular-expression ``pattern`` that llama.cpp's grammar converter enforces, so an e-mail field
+  cannot hold a name and a user-name field cannot hold an address.
+* **The answer's two stages** (:func:`action_schema`, :func:`branches`): the answer schema of an agent
+  (``react_agent._schema.answer_schema``: an ``anyOf`` with one branch per tool and FINISH) split into the
+  schema of ``{"thought", "action"}`` (the action an ``enum`` of the names) and, per action, the schema of
+  its ``action_input``.
+* **Grounding** (:func:`grounding_source`, :func:`ungrounded`, :func:`grounded_schema`): a string argument
+  whose value appears nowhere in the task (or in the observations of the history) is suspect; the
+  arguments are then decoded again with each suspect field restricted to the spans of the task text (an
+  ``enum`` of its word sequences), filtered by the field's pattern.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "EMAIL_PATTERN",
+    "LOGIN_PATTERN",
+    "PHONE_PATTERN",
+    "URL_PATTERN",
+    "action_schema",
+    "branches",
+    "format_pattern",
+    "grounded_schema",
+    "grounding_source",
+    "is_grounded",
+    "spans",
+    "ungrounded",
+    "with_format_patterns",
+]
+
+# The character classes leave out '"' and '\\' (they would need JSON escapes) and white space.
+EMAIL_PATTERN = r'^[^@ "\\]+@[^@ "\\.]+(\.[^@ "\\.]+)+$'
+"""An e-mail address: ``local@domain.tld``."""
+LOGIN_PATTERN = r'^[^@ "\\]+$'
+"""A user name or login: no ``@`` and no spaces."""
+PHONE_PATTERN = r"^\+?[0-9]{6,15}$"
+"""A phone number: an optional ``+`` and 6-15 digits."""
+URL_PATTERN = r'^https?://[^ "\\]+$'
+"""An http(s) URL."""
+
+_NAME_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(^|_)e_?mail(_?address)?$", re.IGNORECASE), EMAIL_PATTERN),
+    (re.compile(r"^(user_?name|login|user_?id|nick(name)?|handle)$", re.IGNORECASE), LOGIN_PATTERN),
+    (re.compile(r"(^|_)(phone|mobile|tel|telephone)(_?number)?$", re.IGNORECASE), PHONE_PATTERN),
+    (re.compile(r"(^|_)(url|uri|link|website)$", re.IGNORECASE), URL_PATTERN),
+)
+_FORMATS = {"email": EMAIL_PATTERN, "idn-email": EMAIL_PATTERN, "uri": URL_PATTERN, "url": URL_PATTERN}
+
+
+def format_pattern(name: str, schema: Mapping[str, Any]) -> str | None:
+    """The pattern for a string argument called ``name`` with ``schema``, or ``None``.
+
+    A schema that already constrains the value (``enum``, ``const``, ``pattern``) or is not a plain string
+    gets none. ``format`` wins over the name (``email``, ``uri``); the name rules: ``email``/``e_mail``/
+    ``*_email`` -> e-mail, ``username``/``login``/``user_id``/``nickname`` -> no ``@`` and no spaces,
+    ``phone``/``*_phone_number`` -> digits, ``url``/``website`` -> http(s) URL.
+    """
+    if schema.get("type") != "string" or any(k in schema for k in ("enum", "const", "pattern")):
+        return None
+    fmt = schema.get("format")
+    if isinstance(fmt, str) and fmt in _FORMATS:
+        return _FORMATS[fmt]
+    for rule, pattern in _NAME_RULES:
+        if rule.search(name):
+            return pattern
+    return None
+
+
+def with_format_patterns(schema: Any) -> Any:
+    """A copy of ``schema`` in which every string property that :func:`format_pattern` recognises has a
+    ``pattern`` (inside ``anyOf`` branches too, so ``str | None`` fields are covered)."""
+    if isinstance(schema, list):
+        return [with_format_patterns(item) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, Mapping):
+            out[key] = {name: _patterned(name, with_format_patterns(sub)) for name, sub in value.items()}
+        else:
+            out[key] = with_format_patterns(value)
+    return out
+
+
+def _patterned(name: str, schema: Any) -> Any:
+    if not isinstance(schema, dict):
+        return schema
+    if isinstance(schema.get("anyOf"), list):
+        return {**schema, "anyOf": [_patterned(name, s) for s in schema["anyOf"]]}
+    pattern = format_pattern(name, schema)
+    return {**schema, "pattern": pattern} if pattern else schema
+
+
+# ------------------------------------------------------------------------------------------ two stages
+def branches(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
+    """``{action name: action_input schema}`` of an answer schema, or ``None`` when ``schema`` is not one.
+
+    An answer schema is an ``anyOf`` whose every branch is an object with ``action`` given as a ``const``
+    and an ``action_input`` schema (what ``react_agent._schema.answer_schema`` builds).
+    """
+    options = schema.get("anyOf")
+    if not isinstance(options, list) or not options:
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for branch in options:
+        props = branch.get("properties") if isinstance(branch, Mapping) else None
+        if not isinstance(props, Mapping):
+            return None
+        action, args = props.get("action"), props.get("action_input")
+        if not isinstance(action, Mapping) or not isinstance(action.get("const"), str) or not isinstance(args, dict):
+            return None
+        out[action["const"]] = args
+    return out
+
+
+def action_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The first stage of an answer schema: ``{"thought": ..., "action": <enum of the names>}``, or ``None``.
+
+    ``thought`` keeps the first branch's schema (its ``maxLength``); the names keep the branches' order.
+    """
+    names = branches(schema)
+    if names is None:
+        return None
+    first = schema["anyOf"][0]["properties"]
+    props: dict[str, Any] = {}
+    if "thought" in first:
+        props["thought"] = copy.deepcopy(first["thought"])
+    props["action"] = {"enum": list(names)}
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+# ------------------------------------------------------------------------------------------ grounding
+_TURN_MARKERS = ("Now your turn", "Теперь твой ход", "**Task**:", "**Задача**:")
+_STRIP = "\"'`«»“”„()[]{}<>.,;:!?"
+
+
+def grounding_source(prompt: str, markers: Sequence[str] = _TURN_MARKERS) -> str:
+    """The part of ``prompt`` that states the current task and its history: from the last turn marker of
+    the compact prompts (``Now your turn`` / ``Теперь твой ход``), else from the full prompts' ``**Task**:``
+    label; the whole prompt when there is none. Worked examples before the marker are left out, so a value
+    copied from an example is not "grounded"."""
+    best = -1
+    for marker in markers[:2]:
+        best = max(best, prompt.rfind(marker))
+    if best < 0:
+        for marker in markers[2:]:
+            found = prompt.find(marker)
+            if found >= 0:
+                best = found if best < 0 else min(best, found)
+    return prompt[best:] if best >= 0 else prompt
+
+
+def _norm(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def is_grounded(value: str, source: str) -> bool:
+    """Whether ``value`` occurs in ``source``, ignoring case, spaces and punctuation (``""`` counts as
+    grounded: it claims nothing)."""
+    key = _norm(value)
+    return not key or key in _norm(source)
+
+
+def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str) -> list[str]:
+    """The top-level free-text string arguments of ``args`` whose values do not occur in ``source``.
+
+    Only properties whose schema is a plain string (no ``enum``/``const``) are checked, and only non-empty
+    values; numbers, booleans and nested values are left alone.
+    """
+    if not isinstance(args, Mapping):
+        return []
+    props = args_schema.get("properties")
+    if not isinstance(props, Mapping):
+        return []
+    bad = []
+    for name, value in args.items():
+        sub = props.get(name)
+        if isinstance(value, str) and isinstance(sub, Mapping) and _free_string(sub) and not is_grounded(value, source):
+            bad.append(name)
+    return bad
+
+
+def _free_string(schema: Mapping[str, Any]) -> bool:
+    if isinstance(schema.get("anyOf"), list):
+        return any(isinstance(s, Mapping) and _free_string(s) for s in schema["anyOf"])
+    return schema.get("type") == "string" and "enum" not in schema and "const" not in schema
+
+
+def _string_branch(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    if isinstance(schema.get("anyOf"), list):
+        for sub in schema["anyOf"]:
+            if isinstance(sub, Mapping) and sub.get("type") == "string":
+                return sub
+    return schema
+
+
+def spans(text: str, *, max_words: int = 6, limit: int = 400) -> list[str]:
+    """The word sequences of ``text`` (1 to ``max_words`` words, quotes and punctuation trimmed at both
+    ends), each once, in order of appearance, at most ``limit``."""
+    words = [w.strip(_STRIP) for w in text.split()]
+    out: dict[str, None] = {}
+    for i in range(len(words)):
+        for j in range(i + 1, min(len(words), i + max_words) + 1):
+            piece = " ".join(words[i:j]).strip(_STRIP)
+            if piece and len(piece) <= 120:
+                out.setdefault(piece, None)
+                if len(out) >= limit:
+                    return list(out)
+    return list(out)
+
+
+def grounded_schema(args_schema: Mapping[str, Any], fields: Sequence[str], text: str) -> dict[str, Any]:
+    """A copy of ``args_schema`` where each of ``fields`` may only take a span of ``text`` (:func:`spans`)
+    that matches the field's ``pattern`` (if any). A field with no fitting span keeps its schema."""
+    out = copy.deepcopy(dict(args_schema))
+    props = out.get("properties")
+    if not isinstance(props, dict):
+        return out
+    candidates = spans(text)
+    for name in fields:
+        sub = props.get(name)
+        if not isinstance(sub, Mapping):
+            continue
+        base = _string_branch(sub)
+        pattern = base.get("pattern")
+        regex = re.compile(str(pattern)) if isinstance(pattern, str) else None
+        max_length = base.get("maxLength")
+        fitting = [s for s in candidates if (regex is None or regex.search(s))
+                   and (not isinstance(max_length, int) or len(s) <= max_length)]
+        if fitting:
+            props[name] = {"type": "string", "enum": fitting}
+    return out
