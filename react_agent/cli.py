@@ -389,10 +389,11 @@ def open_mcp_tools(servers: Sequence[str], stack: ExitStack) -> list[BaseTool]:
     specs = [mcp_server(text) for text in servers]
     if not specs:
         return []
-    try:
-        from react_agent.mcp import mcp_tools
-    except ImportError as exc:
-        raise CliError(f"--mcp needs the mcp extra: {exc} (pip install 'react-agent[mcp]')", EXIT_MCP) from None
+    if importlib.util.find_spec("mcp") is None or importlib.util.find_spec("langchain_mcp_adapters") is None:
+        raise CliError("--mcp needs the packages mcp and langchain-mcp-adapters: pip install 'react-agent[mcp]'",
+                       EXIT_MCP)
+    from react_agent.mcp import mcp_tools
+
     try:
         tools: list[BaseTool] = stack.enter_context(mcp_tools(*specs))
     except ConfigError as exc:
@@ -403,7 +404,7 @@ def open_mcp_tools(servers: Sequence[str], stack: ExitStack) -> list[BaseTool]:
 
 
 # ---------------------------------------------------------------------------------------------- the agent
-@dataclass
+@dataclass(frozen=True)
 class Setup:
     """What every command builds before its first run: the model and the user's tools (``None``: the
     demo tools, made per language)."""
