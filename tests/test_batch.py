@@ -55,6 +55,7 @@ def test_batch_yields_each_result_and_writes_one_line_per_task(tmp_path: Path) -
     assert [w["id"] for w in written] == [r.id for r in results]  # in completion order, as yielded
     summary = batch.summary
     assert (summary.done, summary.failed, summary.running, summary.llm_calls, summary.passed) == (6, 0, 0, 18, 6)
+    assert summary.total is None and run_batch(AgentFactory(str(tmp_path)), ["x", "y"]).summary.total == 2
     assert summary.total_tokens == 6 * 45
     assert sorted(ledger_items(tmp_path / "ledger.txt")) == sorted(f"t{n}-i{j}" for n in range(1, 7) for j in (1, 2))
     assert {p.name for p in (tmp_path / "journals").iterdir()} == {f"task-{n}.jsonl" for n in range(1, 7)}
@@ -227,7 +228,7 @@ async def test_arun_batch_streams_in_the_callers_event_loop(tmp_path: Path) -> N
     agent = AgentFactory(str(tmp_path))()
     results: list[TaskResult] = [r async for r in arun_batch(agent, [task_text(n, 1) for n in range(1, 5)],
                                                             concurrency=2, summary=summary)]
-    assert len(results) == 4 and summary.done == 4 and all(r.ok for r in results)
+    assert len(results) == 4 and summary.done == summary.total == 4 and all(r.ok for r in results)
 
 
 def test_session_values_reach_the_run(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable, Iterator, Sized
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -172,6 +172,8 @@ async def arun_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable
     """Async :func:`run_batch`: an async iterator of the results as tasks complete (in this event loop)."""
     _check_options(concurrency, task_timeout)
     summary = summary if summary is not None else BatchSummary()
+    if summary.total is None and isinstance(tasks, Sized) and not isinstance(tasks, (str, os.PathLike)):
+        summary.total = len(tasks)
     journals = _journal_dir(journal_dir)
     results = ResultsFile(out) if out is not None else None
     runner = _backend(agent_or_factory, backend=backend, concurrency=concurrency, journal_dir=journals,
@@ -288,4 +290,7 @@ def run_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable[Any] |
                           backend=backend, task_timeout=task_timeout, retry=retry, summary=summary,
                           **ray_options)
 
-    return BatchRun(make, concurrency)
+    batch = BatchRun(make, concurrency)
+    if isinstance(tasks, Sized) and not isinstance(tasks, (str, os.PathLike)):
+        batch.summary.total = len(tasks)
+    return batch
