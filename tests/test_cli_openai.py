@@ -155,10 +155,19 @@ def test_chat_subprocess_through_the_server(serve: Any, key: str) -> None:
 # ------------------------------------------------------------------------------ misconfigurations
 
 
-def test_unreachable_server_exits_6_naming_the_url(key: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """Nothing listens at --base-url: the first call fails; one line names the URL and says what to check."""
+@pytest.mark.parametrize("provider", ["openai", "ollama"])
+def test_unreachable_server_exits_6_naming_the_url(provider: str, key: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing listens at --base-url: the first call fails; one line names the URL and says what to check
+    (ChatOpenAI through the OpenAI SDK, ChatOllama through httpx)."""
+    if provider == "ollama":
+        pytest.importorskip("langchain_ollama")
     url = closed_port_url()
-    assert cli.main(["run", "hi", "--tools", "cli_tools", *model_args(url)]) == 6
+    if provider == "ollama":
+        url = url.removesuffix("/v1")
+    argv = ["run", "hi", "--tools", "cli_tools", "--model", f"{provider}:m", "--base-url", url,
+            "--api-key-env", KEY_VAR]
+    assert cli.main(argv) == 6
     err = capsys.readouterr().err
     last = err.strip().splitlines()[-1]
     assert last.startswith("react-agent: error: cannot reach the model server at " + url)
