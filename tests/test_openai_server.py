@@ -191,18 +191,18 @@ async def test_json_schema_mode_fails_fast_async(server: str) -> None:
 def test_max_tokens_is_honoured_only_with_the_extra_body(server: str) -> None:
     """A schema that forces a long string: ChatOpenAI's max_completion_tokens alone is ignored by the server;
     with the compatibility kwargs (extra_body max_tokens) generation stops at the limit."""
-    long_text = {"type": "object", "properties": {"text": {"type": "string", "minLength": 150, "maxLength": 200}},
+    long_text = {"type": "object", "properties": {"text": {"type": "string", "minLength": 60, "maxLength": 80}},
                  "required": ["text"], "additionalProperties": False}
     wire = Wire()
-    llm = wire.chat(server, max_tokens=12)
+    llm = wire.chat(server, max_tokens=8)
     limited = llm.invoke("Write a long sentence.", **model_call_kwargs(llm, long_text, "json_object"))
-    assert limited.usage_metadata is not None and limited.usage_metadata["output_tokens"] <= 12
+    assert limited.usage_metadata is not None and limited.usage_metadata["output_tokens"] <= 8
     assert limited.response_metadata["finish_reason"] == "length"
-    assert wire.requests[-1]["max_completion_tokens"] == 12 and wire.requests[-1]["max_tokens"] == 12
+    assert wire.requests[-1]["max_completion_tokens"] == 8 and wire.requests[-1]["max_tokens"] == 8
 
     unlimited = llm.invoke("Write a long sentence.", **structured_kwargs(llm, long_text, "json_object"))
     assert "max_tokens" not in wire.requests[-1]  # as ChatOpenAI alone sends it: max_completion_tokens only
-    assert unlimited.usage_metadata is not None and unlimited.usage_metadata["output_tokens"] > 12
+    assert unlimited.usage_metadata is not None and unlimited.usage_metadata["output_tokens"] > 8
 
 
 def test_the_agent_runs_over_http_in_json_object_mode(server: str, tmp_path: Path) -> None:
