@@ -22,7 +22,7 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel
 
 from react_agent import AgentResult, ConfigError, ReactAgent
-from react_agent.examples.orchestrator import TASKS, build_orchestrator
+from react_agent.examples.orchestrator import EXAMPLE_TEXTS, TASKS, build_orchestrator
 from react_agent.testing import ScriptedChatModel
 
 
@@ -207,6 +207,19 @@ def test_orchestrator_delegates_to_both_specialists(tmp_path: Path) -> None:
         assert db.execute("select username, email from users").fetchall() == [("Anna", "anna@mail.org")]
     own = sum(s.usage.total_tokens for s in result.steps)
     assert result.usage.total_tokens > own and result.llm_calls == 3
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_orchestrator_compact_mode_shows_worked_examples(tmp_path: Path, lang: str) -> None:
+    """compact=True (for small local models): compact prompts, the orchestrator's delegation examples, and each
+    specialist only the demo examples of its own tools."""
+    boss = ScriptedChatModel([call("math", task="7 * 6"), finish("42")])
+    workers = ScriptedChatModel([finish("42")])
+    agent = build_orchestrator(boss, db_path=tmp_path / "u.db", lang=lang, specialist_llm=workers, compact=True)
+    assert agent.run(TASKS[lang]).output == "42"
+    first = boss.calls[0].text
+    assert EXAMPLE_TEXTS[lang]["users"] in first and first.count(EXAMPLE_TEXTS[lang]["task"]) == 3
+    assert "calculator" in workers.calls[0].text and "register_user" not in workers.calls[0].text
 
 
 def test_orchestrator_refuses_an_unknown_language(tmp_path: Path) -> None:

@@ -27,11 +27,11 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any, cast
 
-from react_agent import ReactAgent
-from react_agent.demo import Lang, make_calculator_tool, make_register_user_tool, make_search_db_tool
+from react_agent import FINISH, AgentAction, AgentStep, Example, ReactAgent
+from react_agent.demo import DEMO_EXAMPLES, Lang, make_calculator_tool, make_register_user_tool, make_search_db_tool
 from react_agent.demo.users import UserDB
 
-__all__ = ["DESCRIPTIONS", "TASKS", "build_orchestrator", "main"]
+__all__ = ["DESCRIPTIONS", "EXAMPLE_TEXTS", "TASKS", "build_orchestrator", "main", "orchestrator_examples"]
 
 DESCRIPTIONS = {
     "en": {
@@ -53,27 +53,68 @@ TASKS = {
 }
 """A task that needs both specialists, per language."""
 
+EXAMPLE_TEXTS = {
+    "en": {"task": "Register user Boris with email boris@mail.org, then compute 7 * 6.",
+           "users": "Register user Boris with email boris@mail.org", "math": "Compute 7 * 6",
+           "first": "The registration first: the users specialist does it.", "registered": "Boris is registered.",
+           "second": "Now the calculation: the math specialist does it.", "computed": "7 * 6 = 42",
+           "done": "Both parts are done.", "answer": "Boris is registered; 7 * 6 = 42."},
+    "ru": {"task": "Зарегистрируй пользователя Boris с почтой boris@mail.org, потом вычисли 7 * 6.",
+           "users": "Зарегистрируй пользователя Boris с почтой boris@mail.org", "math": "Вычисли 7 * 6",
+           "first": "Сначала регистрация: её делает специалист по пользователям.",
+           "registered": "Boris зарегистрирован.", "second": "Теперь расчёт: его делает математик.",
+           "computed": "7 * 6 = 42", "done": "Обе части выполнены.",
+           "answer": "Boris зарегистрирован; 7 * 6 = 42."},
+}
+"""The texts of the orchestrator's few-shot examples (used with the compact prompts of small models)."""
+
+
+def orchestrator_examples(lang: str) -> list[Example]:
+    """Worked examples of delegation for the orchestrator: the first subtask, the second, then FINISH."""
+    t = EXAMPLE_TEXTS[lang]
+    users = AgentAction(thought=t["first"], action="users", action_input={"task": t["users"]})
+    math = AgentAction(thought=t["second"], action="math", action_input={"task": t["math"]})
+    done_users = AgentStep(thought=users.thought, action="users", action_input=users.action_input,
+                           observation=t["registered"])
+    done_math = AgentStep(thought=math.thought, action="math", action_input=math.action_input,
+                          observation=t["computed"])
+    return [Example(task=t["task"], answer=users),
+            Example(task=t["task"], steps=[done_users], answer=math),
+            Example(task=t["task"], steps=[done_users, done_math],
+                    answer=AgentAction(thought=t["done"], action=FINISH, action_input=t["answer"]))]
+
+
+def _examples_for(tools: Sequence[Any], lang: Lang) -> list[Example]:
+    """The demo's examples that only call these tools."""
+    names = {tool.name for tool in tools} | {FINISH}
+    return [e for e in DEMO_EXAMPLES[lang]
+            if e.answer.action in names and all(step.action in names for step in e.steps)]
+
 
 def build_orchestrator(llm: Any, *, db_path: str | os.PathLike[str], lang: str = "en",
-                       specialist_llm: Any = None, **options: Any) -> ReactAgent:
+                       specialist_llm: Any = None, compact: bool = False, **options: Any) -> ReactAgent:
     """The orchestrator over two specialists sharing the user database at ``db_path``.
 
     ``llm`` drives the orchestrator and, unless ``specialist_llm`` is given, the specialists too.
-    ``options`` go to all three agents (``max_iterations``, ``prompts``...; ``prompts`` defaults to ``lang``).
+    ``compact``: the compact prompt sets with worked examples, for small local models. ``options`` go to
+    all three agents (``max_iterations``, ...; ``prompts`` defaults to ``lang`` or ``<lang>-compact``).
     """
     if lang not in DESCRIPTIONS:
         raise ValueError(f"lang must be one of {', '.join(DESCRIPTIONS)}, got {lang!r}")
-    options.setdefault("prompts", lang)
+    options.setdefault("prompts", f"{lang}-compact" if compact else lang)
     code = cast(Lang, lang)
     worker = llm if specialist_llm is None else specialist_llm
     db = UserDB(db_path)
-    users = ReactAgent(worker, [make_register_user_tool(db, lang=code), make_search_db_tool(db, lang=code)],
-                       name="users_agent", **options)
-    math = ReactAgent(worker, [make_calculator_tool(lang=code)], name="math_agent", **options)
+    user_tools = [make_register_user_tool(db, lang=code), make_search_db_tool(db, lang=code)]
+    math_tools = [make_calculator_tool(lang=code)]
+    users = ReactAgent(worker, user_tools, name="users_agent",
+                       examples=_examples_for(user_tools, code) if compact else (), **options)
+    math = ReactAgent(worker, math_tools, name="math_agent",
+                      examples=_examples_for(math_tools, code) if compact else (), **options)
     texts = DESCRIPTIONS[lang]
     return ReactAgent(llm, [users.as_tool(name="users", description=texts["users"]),
                             math.as_tool(name="math", description=texts["math"])],
-                      name="orchestrator", **options)
+                      name="orchestrator", examples=orchestrator_examples(lang) if compact else (), **options)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -92,7 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     llm = make_model(args.model)
     with tempfile.TemporaryDirectory() as folder:
         db_path = args.db or os.path.join(folder, "users.sqlite3")
-        agent = build_orchestrator(llm, db_path=db_path, lang=args.lang, max_iterations=args.max_iterations)
+        agent = build_orchestrator(llm, db_path=db_path, lang=args.lang, max_iterations=args.max_iterations,
+                                   compact=args.model.split(":", 1)[0] == "local")
         result = agent.run(args.task or TASKS[args.lang])
     out = sys.stdout
     for number, step in enumerate(result.steps, 1):
