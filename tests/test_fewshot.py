@@ -30,6 +30,7 @@ from react_agent._decoding import (
     ungrounded,
     with_format_patterns,
 )
+from react_agent._decompose import run_subtasks, split_task
 from react_agent._fewshot import examples_for_tools, humanize, sample_value
 from react_agent._schema import answer_schema, tool_args_schema
 from react_agent._types import FINISH
@@ -197,6 +198,7 @@ def test_llama_cpp_compiles_the_patterned_and_grounded_schemas(demo_tools: list[
     grounded = grounded_schema(register, ["username", "email"], SEED_TASK)
     assert _grammar_for(json.dumps(grounded)) is not None
     assert _grammar_for(json.dumps(action_schema(patterned))) is not None
+    assert _grammar_for(json.dumps(register), "}") is not None  # stage two: the arguments, then the closing brace
 
 
 # --------------------------------------------------------------------------- two stages and grounding
@@ -255,10 +257,10 @@ class _Script:
 
     def __init__(self, *replies: str) -> None:
         self.replies = list(replies)
-        self.calls: list[tuple[str, Mapping[str, Any]]] = []
+        self.calls: list[tuple[str, Mapping[str, Any], str, list[str]]] = []
 
-    def __call__(self, prompt: str, schema: Mapping[str, Any]) -> str:
-        self.calls.append((prompt, schema))
+    def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Any = ()) -> str:
+        self.calls.append((prompt, schema, suffix, list(stop)))
         return self.replies.pop(0)
 
 
@@ -267,25 +269,26 @@ PROMPT = "Example 1\nTask: Register Anna\nNow your turn\nTask: " + SEED_TASK + "
 
 def test_two_stages_compose_one_answer(demo_tools: list[Any]) -> None:
     schema = with_format_patterns(answer_schema(demo_tools))
-    script = _Script('{"thought": "I must register Viacheslav.", "action": "register_user"}',
-                     '{"username": "Viacheslav", "email": "Viacheslav@test.com"}')
+    script = _Script('{"thought": "I must register Viacheslav.", "action": "register_user", ',
+                     '{"username": "Viacheslav", "email": "Viacheslav@test.com"}}')
     text = _staged_answer(script, PROMPT, schema, two_stage=True, grounding=False)
     assert json.loads(text) == {"thought": "I must register Viacheslav.", "action": "register_user",
                                 "action_input": {"username": "Viacheslav", "email": "Viacheslav@test.com"}}
-    (p1, s1), (p2, s2) = script.calls
-    assert p1 == PROMPT and s1 == action_schema(schema)
+    (p1, s1, x1, stop1), (p2, s2, x2, stop2) = script.calls
+    assert (p1, s1, x1, stop1) == (PROMPT, schema, "", ['"action_input"'])  # stage 1 stops at the arguments
     assert p2 == PROMPT + '{"thought": "I must register Viacheslav.", "action": "register_user", "action_input": '
-    assert s2 == branches(schema)["register_user"]  # type: ignore[index]
+    assert (s2, x2, stop2) == (branches(schema)["register_user"], "}", [])  # type: ignore[index]
 
 
 def test_grounding_decodes_an_invented_value_again(demo_tools: list[Any]) -> None:
     schema = with_format_patterns(answer_schema(demo_tools))
-    script = _Script('{"thought": "x", "action": "register_user"}',
-                     '{"username": "Viacheslav", "email": "Ivan@test.com"}',
-                     '{"username": "Viacheslav", "email": "Viacheslav@test.com"}')
+    script = _Script('{"thought": "x", "action": "register_user", ',
+                     '{"username": "Viacheslav", "email": "Ivan@test.com"}}',
+                     '{"username": "Viacheslav", "email": "Viacheslav@test.com"}}')
     text = _staged_answer(script, PROMPT, schema, two_stage=True, grounding=True)
     assert json.loads(text)["action_input"] == {"username": "Viacheslav", "email": "Viacheslav@test.com"}
-    retry_prompt, retry_schema = script.calls[2]
+    retry_prompt, retry_schema, suffix, _ = script.calls[2]
+    assert suffix == "}"
     assert retry_prompt == script.calls[1][0]
     assert retry_schema["properties"]["email"] == {"type": "string", "enum": ["Viacheslav@test.com"]}
     assert retry_schema["properties"]["username"] == branches(schema)["register_user"]["properties"]["username"]  # type: ignore[index]
@@ -298,7 +301,7 @@ def test_grounding_alone_keeps_a_grounded_single_answer(demo_tools: list[Any]) -
     assert _staged_answer(script, PROMPT, schema, two_stage=False, grounding=True) == good
     assert len(script.calls) == 1
     bad = '{"thought": "x", "action": "search_db", "action_input": {"username": "Anna"}}'
-    script = _Script(bad, '{"username": "Ivan"}')
+    script = _Script(bad, '{"username": "Ivan"}}')
     text = _staged_answer(script, PROMPT, schema, two_stage=False, grounding=True)
     assert json.loads(text) == {"thought": "x", "action": "search_db", "action_input": {"username": "Ivan"}}
     assert script.calls[1][0].endswith('Answer:{"thought": "x", "action": "search_db", "action_input": ')
@@ -306,9 +309,42 @@ def test_grounding_alone_keeps_a_grounded_single_answer(demo_tools: list[Any]) -
 
 def test_finish_and_cut_replies(demo_tools: list[Any]) -> None:
     schema = answer_schema(demo_tools)
-    script = _Script('{"thought": "done", "action": "FINISH"}', '"Viacheslav is registered."')
+    script = _Script('{"thought": "done", "action": "FINISH", ', '"Viacheslav is registered."}')
     text = _staged_answer(script, PROMPT, schema, two_stage=True, grounding=True)
     assert json.loads(text) == {"thought": "done", "action": FINISH, "action_input": "Viacheslav is registered."}
     assert script.calls[1][1] == {"type": "string"}
     cut = _Script('{"thought": "I must regis')
     assert _staged_answer(cut, PROMPT, schema, two_stage=True, grounding=True) == '{"thought": "I must regis'
+
+
+# --------------------------------------------------------------------------- decomposition
+
+
+@pytest.mark.parametrize(("task", "lang", "parts"), [
+    (SEED_TASK, "en", ["Register user Viacheslav with email Viacheslav@test.com", "Find user Ivan"]),
+    ("Зарегистрируй пользователя Viacheslav с email Viacheslav@test.com и найди пользователя Ivan", "ru",
+     ["Зарегистрируй пользователя Viacheslav с email Viacheslav@test.com", "Найди пользователя Ivan"]),
+    ("Register Anna, then search Anna; compute 2+2", "en", ["Register Anna", "Search Anna", "Compute 2+2"]),
+    ("Find the area of a triangle with a base of 10 and height of 5.", "en",
+     ["Find the area of a triangle with a base of 10 and height of 5."]),
+    ("Find Tom and Jerry", "en", ["Find Tom and Jerry"]),
+    ("and find Ivan", "en", ["And find Ivan"]),
+])
+def test_split_task(task: str, lang: str, parts: list[str]) -> None:
+    assert split_task(task, lang=lang) == parts
+
+
+def test_run_subtasks_runs_each_part(demo_tools: list[Any]) -> None:
+    script = ScriptedChatModel([
+        '{"thought": "t", "action": "register_user", "action_input": {"username": "Viacheslav", '
+        '"email": "Viacheslav@test.com"}}',
+        '{"thought": "t", "action": "FINISH", "action_input": "Registered."}',
+        '{"thought": "t", "action": "search_db", "action_input": {"username": "Viacheslav"}}',
+        '{"thought": "t", "action": "FINISH", "action_input": "Found."}',
+    ])
+    agent = ReactAgent(script, demo_tools, prompts="en-compact")
+    results = run_subtasks(agent, "Register user Viacheslav with email Viacheslav@test.com and find user Viacheslav")
+    assert [r.output for r in results] == ["Registered.", "Found."]
+    assert [r.status for r in results] == ["finished", "finished"]
+    with pytest.raises(ValueError, match="lang must be one of en, ru"):
+        split_task("x", lang="de")

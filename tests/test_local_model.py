@@ -258,3 +258,47 @@ def test_clear_cache_frees_and_reloads(model: LocalChatModel) -> None:
     assert not llama_module._LLAMAS
     reply = model.invoke("a", max_tokens=1)  # loads again
     assert isinstance(reply, AIMessage)
+
+
+# --------------------------------------------------------------------------- the small-model techniques
+
+SEED_TASK_2 = "Register user Viacheslav with email Viacheslav@test.com and find user Ivan"
+
+
+@model_test
+def test_two_stages_and_grounding_keep_the_seed_tasks_values_apart(tmp_path: Path) -> None:
+    """Seed task 2's first decision: the e-mail field holds the task's address and the user name is no
+    address (format patterns, two-stage decoding and grounding, the demo's own set-up otherwise)."""
+    llm = LocalChatModel(max_tokens=96, two_stage=True, grounding=True, format_patterns=True)
+    tools = make_demo_tools(db_path=tmp_path / "users.db", lang="en")
+    agent = ReactAgent(llm, tools, prompts="en-compact", examples=DEMO_EXAMPLES["en"])
+    reply = llm.invoke(agent.build_messages(RunState(SEED_TASK_2)), response_format=agent.response_format)
+    answer = json.loads(str(reply.content))
+    assert answer["action"] == "register_user", answer
+    assert answer["action_input"]["email"] == "Viacheslav@test.com", answer
+    assert answer["action_input"]["username"] == "Viacheslav", answer
+    assert reply.usage_metadata is not None and reply.usage_metadata["output_tokens"] <= 96
+
+
+@model_test
+def test_generated_examples_let_the_model_call_an_unseen_tool_set() -> None:
+    """With examples generated from the tools' schemas (no hand-written example), a BFCL-style task gets
+    the right tool and the task's numbers."""
+    from langchain_core.tools import StructuredTool
+
+    from react_agent._fewshot import examples_for_tools
+
+    def tool(name: str, description: str, props: dict[str, Any]) -> StructuredTool:
+        schema = {"type": "object", "properties": props, "required": list(props)}
+        return StructuredTool(name=name, description=description, args_schema=schema, func=lambda **kw: "ok")
+
+    tools = [
+        tool("circle_properties.get", "Area and circumference of a circle.", {"radius": {"type": "number"}}),
+        tool("calculate_triangle_area", "Area of a triangle from its base and height.",
+             {"base": {"type": "integer"}, "height": {"type": "integer"}}),
+    ]
+    agent = ReactAgent(LocalChatModel(max_tokens=96), tools, prompts="en-compact",
+                       examples=examples_for_tools(tools))
+    answer = decide(agent, RunState("Find the area of a triangle with a base of 10 units and height of 5 units."))
+    assert answer["action"] == "calculate_triangle_area", answer
+    assert answer["action_input"] == {"base": 10, "height": 5}, answer

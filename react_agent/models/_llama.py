@@ -44,6 +44,7 @@ import json
 import logging
 import math
 import os
+import re
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -58,6 +59,7 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from react_agent import _decoding
+from react_agent._types import FINISH
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -238,14 +240,20 @@ def _bound(schema: Mapping[str, Any], inclusive: str, exclusive: str, step: int)
 
 
 @lru_cache(maxsize=64)
-def _grammar_for(schema_json: str) -> Any:
+def _grammar_for(schema_json: str, suffix: str = "") -> Any:
+    """The llama.cpp grammar of a JSON schema (integer ranges enumerated), cached; ``suffix``: a literal the
+    output must end with after the value (the two-stage answer closes its object this way)."""
     _import_llama_cpp()  # the clear ImportError when the extra is missing
-    from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+    from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar, json_schema_to_gbnf
 
-    if schema_json == "{}":
-        return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
     try:
-        return LlamaGrammar.from_json_schema(json.dumps(bounded_integers(json.loads(schema_json))), verbose=False)
+        if schema_json == "{}":
+            text = JSON_GBNF
+        else:
+            text = json_schema_to_gbnf(json.dumps(bounded_integers(json.loads(schema_json))))
+        if suffix:
+            text = re.sub(r"(?m)^root ::=", "stage-root ::=", text) + f"\nroot ::= stage-root {json.dumps(suffix)}\n"
+        return LlamaGrammar.from_string(text, verbose=False)
     except Exception as exc:  # the converter asserts on schemas it cannot express
         raise ValueError(f"llama.cpp cannot turn this JSON schema into a grammar: {exc}") from exc
 
@@ -465,10 +473,12 @@ class _Calls:
         self.prompt_tokens = self.completion_tokens = 0
         self.finish: str | None = "stop"
 
-    def __call__(self, prompt: str, schema: Mapping[str, Any]) -> str:
-        grammar = _grammar_for(json.dumps(schema, sort_keys=False))
+    def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "",
+                 stop: Sequence[str] = ()) -> str:
+        grammar = _grammar_for(json.dumps(schema, sort_keys=False), suffix)
         remaining = max(1, self.budget - self.completion_tokens)
-        response = self.llama.create_completion(prompt, grammar=grammar, max_tokens=remaining, **self.options)
+        options = {**self.options, "stop": [*self.options.get("stop", []), *stop]}
+        response = self.llama.create_completion(prompt, grammar=grammar, max_tokens=remaining, **options)
         usage = response.get("usage") or {}
         self.prompt_tokens += int(usage.get("prompt_tokens", 0))
         self.completion_tokens += int(usage.get("completion_tokens", 0))
@@ -478,28 +488,31 @@ class _Calls:
         return str(choice["text"])
 
 
-def _staged_answer(complete: Callable[[str, Mapping[str, Any]], str], prompt: str, schema: Mapping[str, Any], *,
+_ARGS_KEY = '"action_input"'
+_ACTION = re.compile(r'"action"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[str, Any], *,
                    two_stage: bool, grounding: bool) -> str:
     """One agent answer under an answer schema, decoded in two stages and/or with grounded arguments.
 
-    ``complete(prompt, schema)`` is one constrained completion. Two stages: first ``{"thought", "action"}``
-    (:func:`react_agent._decoding.action_schema`), then the text goes on with ``, "action_input": `` and the
-    arguments under that action's schema only. Grounding: when a free-text argument does not occur in the
-    task and history (:func:`react_agent._decoding.ungrounded`), the arguments are decoded once more after
-    the same prefix, each suspect field restricted to spans of the task. A reply that cannot be read at any
-    point is returned as it is (a cut reply stays cut).
+    ``complete(prompt, schema, suffix=..., stop=...)`` is one constrained completion. Two stages: first the
+    answer up to its ``"action_input"`` key (the whole answer schema, stopped there: the thought and the
+    action name, written as the model writes them), then the text goes on with ``"action_input": `` and the
+    arguments under that one action's schema, followed by the closing ``}``. Grounding: when a free-text
+    argument does not occur in the task and history (:func:`react_agent._decoding.ungrounded`), the
+    arguments are decoded once more after the same prefix, each suspect field restricted to spans of the
+    task. A reply that cannot be read at any point is returned as it is (a cut reply stays cut).
     """
     actions = _decoding.branches(schema) or {}
     if two_stage:
-        head = complete(prompt, _decoding.action_schema(schema) or {})
-        try:
-            decided = json.loads(head)
-            action = decided["action"]
-        except (ValueError, KeyError, TypeError):
+        head = complete(prompt, schema, stop=[_ARGS_KEY])
+        found = _ACTION.search(head)
+        action = json.loads(found.group(1)) if found else None
+        if action not in actions or head.rstrip().endswith("}"):
             return head
-        stripped = head.rstrip()
-        prefix = stripped[:-1].rstrip() + ', "action_input": '
-        body = complete(prompt + prefix, actions[action])
+        prefix = head + _ARGS_KEY + ": "
+        body = complete(prompt + prefix, actions[action], suffix="}")
     else:
         text = complete(prompt, schema)
         if not grounding:
@@ -507,23 +520,22 @@ def _staged_answer(complete: Callable[[str, Mapping[str, Any]], str], prompt: st
         try:
             decided = json.loads(text)
             action = decided["action"]
-            body = json.dumps(decided["action_input"], ensure_ascii=False)
+            body = json.dumps(decided["action_input"], ensure_ascii=False) + "}"
         except (ValueError, KeyError, TypeError):
             return text
-        prefix = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(decided[k], ensure_ascii=False)}"
-                                 for k in decided if k != "action_input") + ', "action_input": '
         if action not in actions:
             return text
-    if grounding and isinstance(action, str) and action in actions:
+        prefix = "{" + "".join(f"{json.dumps(k)}: {json.dumps(decided[k], ensure_ascii=False)}, "
+                               for k in decided if k != "action_input") + _ARGS_KEY + ": "
+    if grounding and action != FINISH:
         source = _decoding.grounding_source(prompt)
         try:
-            args = json.loads(body)
+            args = json.loads(body.rstrip()[:-1])
         except ValueError:
             args = None
         suspects = _decoding.ungrounded(args, actions[action], source)
         if suspects:
             logger.debug("arguments %s of %s do not occur in the task; decoding them again", suspects, action)
-            body = complete(prompt + prefix, _decoding.grounded_schema(actions[action], suspects, source))
-        elif not two_stage:
-            return text
-    return prefix + body + "}"
+            return prefix + complete(prompt + prefix, _decoding.grounded_schema(actions[action], suspects, source),
+                                     suffix="}")
+    return prefix + body if two_stage else text
