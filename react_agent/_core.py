@@ -65,7 +65,7 @@ from react_agent._runnable import (
 )
 from react_agent._schema import answer_schema
 from react_agent._state import Loop, ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall
-from react_agent._timeouts import DeadlineExceeded, acall_within, call_within
+from react_agent._timeouts import DeadlineExceeded, acall_in_thread, acall_within, call_within, native_async
 from react_agent._tools import Outcome, ToolLike, ToolRegistry, ToolTimeout, run_async, run_sync, stringify
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Usage
 
@@ -666,8 +666,11 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
             return self.execute(io.action, config=config, timeout=io.timeout)
 
     async def _aperform(self, io: _ModelIO | _ToolIO, config: RunnableConfig) -> Any:
-        if isinstance(io, _ModelIO):
-            return await acall_within(lambda: self.acall_model(io.call.messages, config, io.call), io.timeout)
+        if isinstance(io, _ModelIO):  # a model without async code of its own runs in a daemon thread
+            if type(self).acall_model is not BaseAgent.acall_model or native_async(self.llm):
+                return await acall_within(lambda: self.acall_model(io.call.messages, config, io.call), io.timeout)
+            return await acall_in_thread(lambda: self.call_model(io.call.messages, config, io.call), io.timeout,
+                                         name="model")
         with io.record.active():
             return await self.aexecute(io.action, config=config, timeout=io.timeout)
 

@@ -19,6 +19,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import queue
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -43,9 +44,11 @@ class DeadlineExceeded(Exception):
 
 
 def in_daemon_thread(fn: Callable[[], T], *, name: str = "call") -> concurrent.futures.Future[T]:
-    """Start ``fn()`` in a new daemon thread (with a copy of the caller's context); its future.
+    """Start ``fn()`` in a daemon thread (with a copy of the caller's context); its future.
 
-    The future cannot be cancelled once started; the thread ends when ``fn`` returns.
+    An idle worker of a small pool is reused when there is one (a call under ``arun`` costs no thread
+    start); a worker whose call hangs is simply never idle again, and new work gets a new daemon thread.
+    The future cannot be cancelled once started.
     """
     future: concurrent.futures.Future[T] = concurrent.futures.Future()
     ctx = contextvars.copy_context()
@@ -60,8 +63,43 @@ def in_daemon_thread(fn: Callable[[], T], *, name: str = "call") -> concurrent.f
         else:
             future.set_result(result)
 
-    threading.Thread(target=work, name=f"react-agent-{name}", daemon=True).start()
+    with _IDLE_LOCK:
+        worker = _IDLE.pop() if _IDLE else None
+    if worker is None:
+        worker = _Worker()
+        worker.start()
+    worker.jobs.put(work)
     return future
+
+
+_IDLE: list[_Worker] = []
+_IDLE_LOCK = threading.Lock()
+_MAX_IDLE = 32
+_IDLE_SECONDS = 30.0
+
+
+class _Worker(threading.Thread):
+    """A daemon thread that runs jobs and waits, idle, for the next one (it exits after a while idle)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="react-agent-worker", daemon=True)
+        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+
+    def run(self) -> None:
+        while True:
+            try:
+                job = self.jobs.get(timeout=_IDLE_SECONDS)
+            except queue.Empty:
+                with _IDLE_LOCK:
+                    if self in _IDLE:
+                        _IDLE.remove(self)
+                        return
+                continue  # a job was handed over just now
+            job()
+            with _IDLE_LOCK:
+                if len(_IDLE) >= _MAX_IDLE:
+                    return
+                _IDLE.append(self)
 
 
 class DaemonExecutor(concurrent.futures.ThreadPoolExecutor):

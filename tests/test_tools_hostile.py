@@ -86,9 +86,7 @@ _CHILD = textwrap.dedent('''
 ''')
 
 
-_NEEDS_CORE = pytest.mark.xfail(
-    strict=True, reason="needs the core to make arun model calls with _timeouts.acall_model_within")
-HUNG = [pytest.param(what, mode, id=f"{what}-{mode}", marks=[_NEEDS_CORE] if (what, mode) == ("model", "arun") else [])
+HUNG = [pytest.param(what, mode, id=f"{what}-{mode}")
         for what in ("hang", "ahang", "returns_hanging_coroutine", "model") for mode in ("run", "arun")]
 
 
