@@ -37,16 +37,17 @@ from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config, patch_config
 
-from react_agent._calls import Rejection, approved, check_call, requires_approval
 from react_agent._config import AgentConfig, build_config
 from react_agent._errors import ConfigError, OutputParseError, RunError
 from react_agent._journal import (
     JournalError,
     RunJournal,
     ToolCallRecord,
+    decide_approval,
     redact,
     secret_values,
     session_references,
+    with_idempotency_key,
 )
 from react_agent._parser import parse_response
 from react_agent._prompts import PromptSet
@@ -66,7 +67,7 @@ from react_agent._runnable import (
 from react_agent._schema import answer_schema
 from react_agent._state import Loop, ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall
 from react_agent._timeouts import DeadlineExceeded, acall_in_thread, acall_within, call_within, native_async
-from react_agent._tools import Outcome, ToolLike, ToolRegistry, ToolTimeout, run_async, run_sync, stringify
+from react_agent._tools import Outcome, Rejection, ToolLike, ToolRegistry, ToolTimeout, run_async, run_sync, stringify
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Usage
 
 __all__ = ["BaseAgent", "message_text", "message_usage"]
@@ -690,14 +691,14 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
     def _check(self, action: AgentAction, key: str | None) -> Outcome | tuple[Any, dict[str, Any]]:
         """The tool and its arguments, or the :class:`Outcome` that refuses the call (unknown tool, invalid
         arguments, approval denied: a journaled decision first, then the ``approve`` callback)."""
-        checked = check_call(self.registry, action.action, action.action_input, key)
+        checked = self.registry.check(action.action, action.action_input)
         if isinstance(checked, Rejection):
             variables = {"tool_names": self.tool_names} if checked.kind == "unknown_tool" else checked.variables
             return self._outcome(checked.kind, action, **variables)
         tool, args = checked
-        if requires_approval(tool) and not approved(tool.name, args, self.config.approve):
+        if self.registry.requires_approval(tool.name) and not decide_approval(tool.name, args, self.config.approve):
             return self._outcome("approval_denied", action)
-        return tool, args
+        return tool, with_idempotency_key(tool, args, self.registry.schemas[tool.name], key)
 
     def _outcome(self, kind: str, action: AgentAction, **variables: Any) -> Outcome:
         text = self.prompts.render(kind, action=action.action, action_input=action.action_input, **variables)

@@ -67,6 +67,7 @@ __all__ = [
     "accepts_idempotency_key",
     "canonical_json",
     "current_tool_call",
+    "decide_approval",
     "idempotency_key",
     "prompt_digest",
     "read_journal",
@@ -297,6 +298,15 @@ def with_idempotency_key(tool: BaseTool, args: dict[str, Any], visible: Mapping[
 def current_tool_call() -> ToolCallRecord | None:
     """The tool call in progress in this context (inside ``execute`` during a run), if any."""
     return _CURRENT_CALL.get()
+
+
+def decide_approval(tool: str, args: Any, ask: Callable[[str, Any], bool] | None) -> bool:
+    """The approval decision: inside a run, a journaled decision first (whatever ``ask`` is), else ``ask``
+    (journaled); without ``ask`` the call is refused."""
+    call = _CURRENT_CALL.get()
+    if call is not None:
+        return call.decide(tool, args, ask)
+    return bool(ask(tool, args)) if ask is not None else False
 
 
 @dataclass

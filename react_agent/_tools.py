@@ -22,7 +22,7 @@ import json
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -219,6 +219,14 @@ def _read_back(name: str) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class Rejection:
+    """Why a call is refused before it runs: the template ``kind`` and its variables."""
+
+    kind: str
+    variables: dict[str, Any] = field(default_factory=dict)
+
+
 class ToolRegistry:
     """The tools of one agent, by name.
 
@@ -253,6 +261,22 @@ class ToolRegistry:
         """The argument names of a tool, required first, for error feedback."""
         spec = next(s for s in self.specs if s["name"] == name)
         return ", ".join(a["name"] for a in sorted(spec["args"], key=lambda a: not a["required"]))
+
+    def check(self, name: str, action_input: Any) -> Rejection | tuple[BaseTool, dict[str, Any]]:
+        """The tool and its validated arguments, or the :class:`Rejection` of an unknown tool or of
+        invalid arguments (rendered for the model by the agent's templates)."""
+        tool = self.tools.get(name)
+        if tool is None:
+            return Rejection("unknown_tool")
+        try:
+            return tool, self.validate(name, action_input)
+        except ValueError as exc:
+            return Rejection("invalid_arguments", {"error": str(exc), "arguments": self.arguments_text(name)})
+
+    def requires_approval(self, name: str) -> bool:
+        """Whether the tool is marked ``metadata={"requires_approval": True}``."""
+        tool = self.tools.get(name)
+        return tool is not None and bool((tool.metadata or {}).get("requires_approval"))
 
     def validate(self, name: str, action_input: dict[str, Any] | str) -> dict[str, Any]:
         """Check ``action_input`` against the tool's schema; raise ``ValueError`` with a readable reason."""
