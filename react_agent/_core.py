@@ -52,6 +52,7 @@ from react_agent._journal import (
 from react_agent._parser import parse_response
 from react_agent._prompts import PromptSet
 from react_agent._render import check_examples, example_variables, history_entry
+from react_agent._retry import explain_model_error
 from react_agent._runnable import (
     AgentNode,
     AgentTool,
@@ -66,6 +67,7 @@ from react_agent._runnable import (
 )
 from react_agent._schema import answer_schema
 from react_agent._state import Loop, ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall
+from react_agent._structured import model_call_kwargs, resolve_mode
 from react_agent._timeouts import DeadlineExceeded, acall_in_thread, acall_within, call_within, native_async
 from react_agent._tools import Outcome, Rejection, ToolLike, ToolRegistry, ToolTimeout, run_async, run_sync, stringify
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Usage
@@ -142,7 +144,7 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
         self.registry = ToolRegistry(tools)
         self.prompts = PromptSet.load(self.config.prompts, lang=self.config.lang)
         self.name = self.config.name or type(self).__name__
-        self.mode = _detect_mode(llm) if self.config.constrained is None else self.config.constrained
+        self.mode = resolve_mode(llm, self.config.constrained)
         self.tools_text = self.prompts.render("tools", tool_specs=self.registry.specs)
         self.tool_names = ", ".join([*self.registry.names, FINISH])
         check_examples(self.config.examples, self.registry, self.prompts)
@@ -385,10 +387,9 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
 
     def model_kwargs(self, call: ModelCall | None) -> dict[str, Any]:
         """The extra keyword arguments of one model call: the structured-output request of its schema."""
-        if call is None or call.schema is None or not self.mode:
-            return {}
-        name = "agent_action" if call.purpose == "decision" else f"agent_{call.purpose}"
-        return _structured_kwargs(call.schema, self.mode, name=name)
+        schema = None if call is None else call.schema
+        name = "agent_action" if call is None or call.purpose == "decision" else f"agent_{call.purpose}"
+        return model_call_kwargs(self.llm, schema, self.mode, name=name)
 
     def call_model(self, messages: list[BaseMessage], config: RunnableConfig, call: ModelCall | None = None) -> Any:
         """Invoke the model (with retries for transient errors); returns its message. The model's failures
@@ -400,7 +401,7 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
                 return self.llm.invoke(messages, config, **kwargs)
             return self.config.retry.call(lambda: self.llm.invoke(messages, config, **kwargs))
         except Exception as exc:
-            raise ModelCallError(f"{type(exc).__name__}: {exc}") from exc
+            raise _model_error(exc) from exc
 
     async def acall_model(self, messages: list[BaseMessage], config: RunnableConfig,
                           call: ModelCall | None = None) -> Any:
@@ -411,7 +412,7 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
                 return await self.llm.ainvoke(messages, config, **kwargs)
             return await self.config.retry.acall(lambda: self.llm.ainvoke(messages, config, **kwargs))
         except Exception as exc:
-            raise ModelCallError(f"{type(exc).__name__}: {exc}") from exc
+            raise _model_error(exc) from exc
 
     def execute(self, action: AgentAction, *, config: RunnableConfig | None = None,
                 timeout: float | None = None, idempotency_key: str | None = None) -> Outcome:
@@ -765,21 +766,10 @@ def message_usage(message: Any) -> Usage:
                  output_tokens=int(token_usage.get("completion_tokens", 0) or 0))
 
 
-def _detect_mode(llm: Any) -> Any:
-    inner = llm
-    for _ in range(8):  # look through bindings and wrappers: llm.bind(...), with_retry(), with_fallbacks()
-        if getattr(inner, "supports_json_schema", False):
-            return "json_schema"
-        inner = getattr(inner, "bound", None) or getattr(inner, "runnable", None)
-        if inner is None:
-            return False
-    return False
-
-
-def _structured_kwargs(schema: Mapping[str, Any], mode: Any, *, name: str) -> dict[str, Any]:
-    if mode == "json_object":
-        return {"response_format": {"type": "json_object", "schema": dict(schema)}}
-    return {"response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": dict(schema)}}}
+def _model_error(exc: Exception) -> ModelCallError:
+    """The model's failure, with what to change when it comes from the setup (a rejected request...)."""
+    hint = explain_model_error(exc)
+    return ModelCallError(f"{type(exc).__name__}: {_safe_str(exc)}" + (f" ({hint})" if hint else ""))
 
 
 def _journal(state: RunState) -> RunJournal:
