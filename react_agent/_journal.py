@@ -320,11 +320,19 @@ class ToolCallRecord:
     journal: RunJournal
     seq: int
     step: int
-    key: str
+    known_key: str
     tool: str
     outcome: Outcome | None = None
     approval: bool | None = None
     started: float = field(default_factory=time.monotonic)
+    arguments: Any = None
+
+    @property
+    def key(self) -> str:
+        """The call's idempotency key (derived on first use when nothing needed it before)."""
+        if not self.known_key:
+            self.known_key = self.journal.new_key(self.step, self.arguments)
+        return self.known_key
 
     def decide(self, tool: str, action_input: Any, ask: Callable[[str, Any], bool] | None) -> bool:
         """The approval decision: the journaled one (whatever ``ask`` is now), else ``ask``-ed now and
@@ -604,10 +612,9 @@ class RunJournal:
         When the outcome is not journaled, a ``tool_start`` record is written before the call runs.
         """
         entry = self._next("tool")
-        key = idempotency_key(self.run_id, step, action_input)
-        if key in self._keys:  # a custom loop calling twice with the same arguments in one step
-            key = f"{key}#{sum(k.startswith(key) for k in self._keys) + 1}"
-        self._keys.add(key)
+        if self.path is None and self._live:  # nothing to replay or write: the key only when a tool asks
+            return ToolCallRecord(self, self._seq, step, "", tool, arguments=action_input)
+        key = self.new_key(step, action_input)
         call = ToolCallRecord(self, self._seq, step, key, tool)
         attempt = 1
         if entry is not None:
@@ -630,6 +637,15 @@ class RunJournal:
         self.append({"type": "tool_start", "seq": self._seq, "step": step, "key": key, "tool": tool,
                      "input": action_input, "attempt": attempt})
         return call
+
+    def new_key(self, step: int, action_input: Any) -> str:
+        """The idempotency key of a tool call, unique in this run (a custom loop may call twice with the
+        same arguments in one step: the second key gets ``#2``)."""
+        key = idempotency_key(self.run_id, step, action_input)
+        if key in self._keys:
+            key = f"{key}#{sum(k.startswith(key) for k in self._keys) + 1}"
+        self._keys.add(key)
+        return key
 
     def step_done(self, index: int, step: AgentStep) -> None:
         """Journal a completed step (once: steps re-derived during a replay are already there)."""
