@@ -34,8 +34,10 @@ __all__ = [
     "grounded_schema",
     "grounding_source",
     "is_grounded",
+    "should_abstain",
     "spans",
     "ungrounded",
+    "unsupported",
     "with_format_patterns",
 ]
 
@@ -189,6 +191,58 @@ def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str) -> list[s
         if isinstance(value, str) and isinstance(sub, Mapping) and _free_string(sub) and not is_grounded(value, source):
             bad.append(name)
     return bad
+
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
+
+
+def _numbers(text: str) -> set[float]:
+    out: set[float] = set()
+    for token in _NUMBER.findall(text):
+        try:
+            out.add(float(token.replace(",", "")))
+        except ValueError:
+            continue
+    return out
+
+
+def _types(schema: Mapping[str, Any]) -> set[str]:
+    if isinstance(schema.get("anyOf"), list):
+        return {t for s in schema["anyOf"] if isinstance(s, Mapping) for t in _types(s)}
+    kind = schema.get("type")
+    return {kind} if isinstance(kind, str) else set()
+
+
+def unsupported(args: Any, args_schema: Mapping[str, Any], source: str) -> tuple[int, int]:
+    """``(invented, checked)``: how many of the required free-text and number arguments of ``args`` have a
+    value that does not occur in ``source`` (numbers: as a number written in it), of how many checked.
+    Arguments with an ``enum``/``const``, booleans, arrays and objects are not checked."""
+    if not isinstance(args, Mapping):
+        return 0, 0
+    props = args_schema.get("properties")
+    required = args_schema.get("required")
+    if not isinstance(props, Mapping) or not isinstance(required, list):
+        return 0, 0
+    numbers = _numbers(source)
+    invented = checked = 0
+    for name in required:
+        sub, value = props.get(name), args.get(name)
+        if not isinstance(sub, Mapping) or "enum" in sub or "const" in sub or isinstance(value, bool):
+            continue
+        if isinstance(value, str) and _free_string(sub):
+            checked += 1
+            invented += not is_grounded(value, source)
+        elif isinstance(value, (int, float)) and _types(sub) & {"integer", "number"}:
+            checked += 1
+            invented += float(value) not in numbers
+    return invented, checked
+
+
+def should_abstain(args: Any, args_schema: Mapping[str, Any], source: str) -> bool:
+    """Whether a call is better not made: more than half of its checked required arguments
+    (:func:`unsupported`) are invented, i.e. the task does not give what the tool needs."""
+    invented, checked = unsupported(args, args_schema, source)
+    return checked > 0 and 2 * invented > checked
 
 
 def _free_string(schema: Mapping[str, Any]) -> bool:

@@ -26,8 +26,10 @@ from react_agent._decoding import (
     grounded_schema,
     grounding_source,
     is_grounded,
+    should_abstain,
     spans,
     ungrounded,
+    unsupported,
     with_format_patterns,
 )
 from react_agent._decompose import run_subtasks, split_task
@@ -348,3 +350,42 @@ def test_run_subtasks_runs_each_part(demo_tools: list[Any]) -> None:
     assert [r.status for r in results] == ["finished", "finished"]
     with pytest.raises(ValueError, match="lang must be one of en, ru"):
         split_task("x", lang="de")
+
+
+def test_grounding_text_replaces_the_prompt_heuristic(demo_tools: list[Any]) -> None:
+    """With an explicit source, a value that the prompt shows (an example's Anna) is still suspect."""
+    schema = answer_schema(demo_tools)
+    script = _Script('{"thought": "x", "action": "search_db", ', '{"username": "Anna"}}', '{"username": "Ivan"}}')
+    text = _staged_answer(script, "Task: find Anna\n" + PROMPT, schema, two_stage=True, grounding=True,
+                          source="Find user Ivan")
+    assert json.loads(text)["action_input"] == {"username": "Ivan"}
+    assert script.calls[2][1]["properties"]["username"]["enum"] == ["Find", "Find user", "Find user Ivan", "user",
+                                                                     "user Ivan", "Ivan"]
+
+
+def test_unsupported_counts_invented_required_values() -> None:
+    schema = {"type": "object", "properties": {
+        "weight": {"type": "number"}, "height": {"type": "integer"}, "unit": {"type": "string"},
+        "kind": {"type": "string", "enum": ["a"]}, "flag": {"type": "boolean"}, "note": {"type": "string"}},
+        "required": ["weight", "height", "unit", "kind", "flag"]}
+    task = "A person is 1,180 mm tall and weighs 72.5 kg; use metres."
+    assert unsupported({"weight": 72.5, "height": 1180, "unit": "metres", "kind": "a", "flag": True}, schema, task) \
+        == (0, 3)
+    assert unsupported({"weight": 70, "height": 2024, "unit": "metres", "note": "x"}, schema, task) == (2, 3)
+    assert should_abstain({"weight": 70, "height": 2024, "unit": "metres"}, schema, task)
+    assert not should_abstain({"weight": 72.5, "height": 3, "unit": "metres"}, schema, task)
+    assert not should_abstain({"kind": "a"}, schema, task) and unsupported("x", schema, task) == (0, 0)
+
+
+def test_abstaining_turns_an_invented_call_into_finish(demo_tools: list[Any]) -> None:
+    schema = answer_schema(demo_tools)
+    script = _Script('{"thought": "I must compute.", "action": "calculator", ', '{"expression": "12 * 3"}}',
+                     '"No tool can tell a joke."}')
+    text = _staged_answer(script, PROMPT.replace(SEED_TASK, "Tell me a joke"), schema, two_stage=True,
+                          grounding=False, abstain=True)
+    assert json.loads(text) == {"thought": "I must compute.", "action": FINISH,
+                                "action_input": "No tool can tell a joke."}
+    assert script.calls[2][0].endswith('"action": "FINISH", "action_input": ') and script.calls[2][1] == {
+        "type": "string"}
+    good = '{"thought": "x", "action": "search_db", "action_input": {"username": "Ivan"}}'
+    assert _staged_answer(_Script(good), PROMPT, schema, two_stage=False, grounding=False, abstain=True) == good

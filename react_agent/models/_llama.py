@@ -293,7 +293,9 @@ class LocalChatModel(BaseChatModel):
 
     Per call (``invoke(..., **kwargs)`` or ``bind(...)``) it accepts ``stop=[...]``,
     ``response_format=`` (see :func:`schema_from_response_format`), ``grammar=`` (a GBNF string,
-    wins over ``response_format``), and overrides of ``max_tokens``, ``temperature`` and ``seed``.
+    wins over ``response_format``), ``grounding_text=`` (the task and observations that arguments must
+    come from, for ``grounding``; by default the prompt after its last turn marker) and overrides of
+    ``max_tokens``, ``temperature`` and ``seed``.
     A schema is compiled into a llama.cpp grammar, so the output is guaranteed to match it (unless
     ``max_tokens`` cuts it short: ``response_metadata["finish_reason"] == "length"``).
 
@@ -326,6 +328,9 @@ class LocalChatModel(BaseChatModel):
     two_stage: bool = False
     """Decode an agent answer in two stages: ``{"thought", "action"}`` under an enum of the action names, then
     ``action_input`` under that one action's schema, continuing the same text (plain prompt format only)."""
+    abstain: bool = False
+    """Answer FINISH instead of a call whose required arguments are mostly invented (absent from the task
+    and history: :func:`react_agent._decoding.should_abstain`); the model then writes the answer text."""
     grounding: bool = False
     """After an agent answer, decode the arguments again when a free-text string value occurs nowhere in
     the task and history, with that field restricted to spans of the task text (plain prompt format only)."""
@@ -388,6 +393,9 @@ class LocalChatModel(BaseChatModel):
         max_tokens = int(kwargs.pop("max_tokens", self.max_tokens))
         temperature = float(kwargs.pop("temperature", self.temperature))
         seed = int(kwargs.pop("seed", self.seed))
+        grounding_text = kwargs.pop("grounding_text", None)
+        if grounding_text is not None and not isinstance(grounding_text, str):
+            raise TypeError("grounding_text must be a string (the task and the observations so far)")
         if kwargs:
             raise TypeError(f"LocalChatModel got unsupported call options: {sorted(kwargs)}")
 
@@ -410,14 +418,15 @@ class LocalChatModel(BaseChatModel):
         use_chat = self.prompt_format == "chat" or (
             self.prompt_format == "auto" and bool(llama.metadata.get("tokenizer.chat_template"))
         )
-        staged = (grammar is None and schema is not None and not use_chat and (self.two_stage or self.grounding)
+        techniques = self.two_stage or self.grounding or self.abstain
+        staged = (grammar is None and schema is not None and not use_chat and techniques
                   and _decoding.branches(schema) is not None)
         with lock:
             if staged:
                 assert schema is not None
                 calls = _Calls(llama, options, max_tokens)
                 text = _staged_answer(calls, render_plain(messages), schema, two_stage=self.two_stage,
-                                      grounding=self.grounding)
+                                      grounding=self.grounding, abstain=self.abstain, source=grounding_text)
                 input_tokens, output_tokens, finish_reason = calls.prompt_tokens, calls.completion_tokens, calls.finish
             else:
                 if schema is not None:
@@ -489,11 +498,12 @@ class _Calls:
 
 
 _ARGS_KEY = '"action_input"'
+_THOUGHT = re.compile(r'"thought"\s*:\s*("(?:[^"\\]|\\.)*")')
 _ACTION = re.compile(r'"action"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 
 def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[str, Any], *,
-                   two_stage: bool, grounding: bool) -> str:
+                   two_stage: bool, grounding: bool, abstain: bool = False, source: str | None = None) -> str:
     """One agent answer under an answer schema, decoded in two stages and/or with grounded arguments.
 
     ``complete(prompt, schema, suffix=..., stop=...)`` is one constrained completion. Two stages: first the
@@ -502,7 +512,11 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     arguments under that one action's schema, followed by the closing ``}``. Grounding: when a free-text
     argument does not occur in the task and history (:func:`react_agent._decoding.ungrounded`), the
     arguments are decoded once more after the same prefix, each suspect field restricted to spans of the
-    task. A reply that cannot be read at any point is returned as it is (a cut reply stays cut).
+    task. Abstaining: when most required arguments are still invented
+    (:func:`react_agent._decoding.should_abstain`), the answer becomes FINISH after the same thought, with
+    an answer text the model writes. ``source`` is the text the arguments must come from; ``None``: the
+    prompt after its last turn marker (:func:`react_agent._decoding.grounding_source`). A reply that cannot
+    be read at any point is returned as it is (a cut reply stays cut).
     """
     actions = _decoding.branches(schema) or {}
     if two_stage:
@@ -511,31 +525,43 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
         action = json.loads(found.group(1)) if found else None
         if action not in actions or head.rstrip().endswith("}"):
             return head
+        thought_match = _THOUGHT.search(head)
+        thought = json.loads(thought_match.group(1)) if thought_match else ""
         prefix = head + _ARGS_KEY + ": "
         body = complete(prompt + prefix, actions[action], suffix="}")
     else:
         text = complete(prompt, schema)
-        if not grounding:
+        if not (grounding or abstain):
             return text
         try:
             decided = json.loads(text)
-            action = decided["action"]
+            action, thought = decided["action"], decided.get("thought", "")
             body = json.dumps(decided["action_input"], ensure_ascii=False) + "}"
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             return text
-        if action not in actions:
+        if action not in actions or action == FINISH:
             return text
         prefix = "{" + "".join(f"{json.dumps(k)}: {json.dumps(decided[k], ensure_ascii=False)}, "
                                for k in decided if k != "action_input") + _ARGS_KEY + ": "
-    if grounding and action != FINISH:
-        source = _decoding.grounding_source(prompt)
-        try:
-            args = json.loads(body.rstrip()[:-1])
-        except ValueError:
-            args = None
-        suspects = _decoding.ungrounded(args, actions[action], source)
+    changed = two_stage
+    if action != FINISH and (grounding or abstain):
+        source = _decoding.grounding_source(prompt) if source is None else source
+        args = _json_or_none(body.rstrip()[:-1])
+        suspects = _decoding.ungrounded(args, actions[action], source) if grounding else []
         if suspects:
             logger.debug("arguments %s of %s do not occur in the task; decoding them again", suspects, action)
-            return prefix + complete(prompt + prefix, _decoding.grounded_schema(actions[action], suspects, source),
-                                     suffix="}")
-    return prefix + body if two_stage else text
+            body = complete(prompt + prefix, _decoding.grounded_schema(actions[action], suspects, source), suffix="}")
+            args, changed = _json_or_none(body.rstrip()[:-1]), True
+        if abstain and FINISH in actions and _decoding.should_abstain(args, actions[action], source):
+            logger.debug("the task gives no values for %s's arguments: answering FINISH instead", action)
+            said = json.dumps(thought, ensure_ascii=False)
+            finish = "{" + f'"thought": {said}, "action": "{FINISH}", {_ARGS_KEY}: '
+            return finish + complete(prompt + finish, actions[FINISH], suffix="}")
+    return prefix + body if changed else text
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
