@@ -257,7 +257,7 @@ def ideal_model() -> Any:
     return IdealChatModel()
 
 
-TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns")
+TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns", "abstain")
 """LocalChatModel options measured by the ablation (``--two-stage``, ``--grounding``, ``--patterns``)."""
 
 
@@ -391,6 +391,30 @@ def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
     return done
 
 
+def simulate_abstain(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str) -> list[dict[str, Any]]:
+    """The records ``variant`` would have had with ``LocalChatModel(abstain=True)`` on top, computed without the
+    model: abstaining is a pure function of the decided call and the task (``should_abstain``), and a FINISH
+    decision is scored by its kind alone. The FINISH text the model would write is not produced."""
+    from bench._bfcl_data import json_schema
+    from react_agent._decoding import should_abstain
+
+    out = []
+    for record in records:
+        if record["variant"] != variant:
+            continue
+        new = {**record, "variant": f"{variant}+abstain", "simulated": True,
+               "techniques": {**record["techniques"], "abstain": True}}
+        case = cases.get(record["id"])
+        doc = next((f for f in case.functions if f["name"] == record["name"]), None) if case else None
+        if case is not None and doc is not None and record["kind"] == "call":
+            schema = json_schema({**(doc.get("parameters") or {}), "type": "dict"})
+            if should_abstain(record["args"], schema, case.question):
+                new.update(kind="finish", name=None, args=None)
+                new["correct"], new["why"] = score(case, {"kind": "finish"})
+        out.append(new)
+    return out
+
+
 def record_ablation_records(records: list[dict[str, Any]], *, limit: int | None, model: str,
                             out_dir: Path | None = None) -> Path:
     """Summarise ablation records per variant and add each to the published ``ablation`` list."""
@@ -401,7 +425,8 @@ def record_ablation_records(records: list[dict[str, Any]], *, limit: int | None,
         results = {"model": model, "model_settings": first["techniques"], "records": rows,
                    "seconds": round(sum(r["seconds"] for r in rows), 1),
                    "categories": summarise(rows, ["react_agent"])}
-        config = {"lang": first["prompts"], "examples": first["examples"], "limit": limit, "variant": name}
+        config = {"lang": first["prompts"], "examples": first["examples"], "limit": limit, "variant": name,
+                  "simulated": bool(first.get("simulated"))}
         written = record_ablation(config, results, out_dir=path)
     return written
 
@@ -508,6 +533,9 @@ def main(argv: list[str] | None = None) -> int:
                              "records go to --records as they are made; then recorded as with --record-ablation")
     parser.add_argument("--records", type=Path, default=None, help="JSON-lines file of the ablation records "
                         "(resumed: cases already in it are not run again)")
+    parser.add_argument("--no-run", action="store_true", help="with --variant: only summarise the --records file")
+    parser.add_argument("--simulate-abstain", action="append", default=None, metavar="VARIANT",
+                        help="also record VARIANT+abstain, computed from VARIANT's records without the model")
     parser.add_argument("--record-ablation", action="store_true",
                         help="add this run's summary to the 'ablation' list of the published bfcl.json (keeping its "
                              "main results) instead of replacing the file")
@@ -524,9 +552,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.variant:
         if args.records is None:
             raise SystemExit("--variant needs --records PATH")
-        records = run_ablation(files=files, limit=limit, variants=[parse_variant(v) for v in args.variant],
-                               records_path=args.records, model_path=args.model_path, max_tokens=args.max_tokens,
-                               n_threads=args.n_threads, progress=not args.quiet)
+        records = [] if args.no_run else run_ablation(
+            files=files, limit=limit, variants=[parse_variant(v) for v in args.variant], records_path=args.records,
+            model_path=args.model_path, max_tokens=args.max_tokens, n_threads=args.n_threads,
+            progress=not args.quiet)
+        if args.no_run:
+            records = [json.loads(line) for line in args.records.read_text(encoding="utf-8").splitlines() if line]
+        cases = {c.id: c for path_, answers in files for c in load_category(path_, answers, limit=limit)}
+        # only the cases every variant has, so that the variants are compared on the same cases
+        variants = {parse_variant(v)[0] for v in args.variant}
+        records = [r for r in records if r["variant"] in variants]
+        common = {i for i in {r["id"] for r in records}
+                  if all(any(r["id"] == i and r["variant"] == v for r in records) for v in variants)}
+        records = [r for r in records if r["id"] in common]
+        for name in args.simulate_abstain or []:
+            records += simulate_abstain(records, cases, name)
         path = record_ablation_records(records, limit=limit, model=args.model_path or "gemma-3-270m-q4_k_m",
                                        out_dir=args.out_dir)
         print(ablation_markdown(json.loads(path.read_text(encoding="utf-8"))))
@@ -553,6 +593,7 @@ def ablation_entry(config: dict[str, Any], results: dict[str, Any]) -> dict[str,
         "prompts": config.get("lang"), "examples": config.get("examples", "none"),
         "techniques": {flag: settings.get(flag) for flag in TECHNIQUE_FLAGS},
         "limit": config.get("limit"), "model": results.get("model"), "seconds": results.get("seconds"),
+        "variant": config.get("variant"), "simulated": bool(config.get("simulated")),
         "categories": {c: b.get("react_agent") for c, b in results.get("categories", {}).items()},
         "cases": [{k: r[k] for k in ("id", "kind", "name", "args", "correct", "why")}
                   for r in results.get("records", []) if r.get("protocol") == "react_agent"],
@@ -578,6 +619,8 @@ def ablation_markdown(data: dict[str, Any]) -> str:
     rows = []
     for entry in data.get("ablation", []):
         flags = ", ".join(f for f, on in entry["techniques"].items() if on) or "-"
+        if entry.get("simulated"):
+            flags += " (simulated from the records)"
         cells = []
         for category in ("simple_python", "multiple", "irrelevance"):
             s = (entry["categories"] or {}).get(category)
