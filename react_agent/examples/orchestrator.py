@@ -70,7 +70,8 @@ EXAMPLE_TEXTS = {
 
 
 def orchestrator_examples(lang: str) -> list[Example]:
-    """Worked examples of delegation for the orchestrator: the first subtask, the second, then FINISH."""
+    """Worked examples of delegation for the orchestrator: FINISH after both subtasks, the second subtask after
+    the first, the first subtask."""
     t = EXAMPLE_TEXTS[lang]
     users = AgentAction(thought=t["first"], action="users", action_input={"task": t["users"]})
     math = AgentAction(thought=t["second"], action="math", action_input={"task": t["math"]})
@@ -78,10 +79,11 @@ def orchestrator_examples(lang: str) -> list[Example]:
                            observation=t["registered"])
     done_math = AgentStep(thought=math.thought, action="math", action_input=math.action_input,
                           observation=t["computed"])
-    return [Example(task=t["task"], answer=users),
+    # the example without history last: a small model copies the example nearest to the task most
+    return [Example(task=t["task"], steps=[done_users, done_math],
+                    answer=AgentAction(thought=t["done"], action=FINISH, action_input=t["answer"])),
             Example(task=t["task"], steps=[done_users], answer=math),
-            Example(task=t["task"], steps=[done_users, done_math],
-                    answer=AgentAction(thought=t["done"], action=FINISH, action_input=t["answer"]))]
+            Example(task=t["task"], answer=users)]
 
 
 def _examples_for(tools: Sequence[Any], lang: Lang) -> list[Example]:
