@@ -389,3 +389,13 @@ def test_abstaining_turns_an_invented_call_into_finish(demo_tools: list[Any]) ->
         "type": "string"}
     good = '{"thought": "x", "action": "search_db", "action_input": {"username": "Ivan"}}'
     assert _staged_answer(_Script(good), PROMPT, schema, two_stage=False, grounding=False, abstain=True) == good
+
+
+def test_stage_two_keeps_hoisted_definitions() -> None:
+    node = {"type": "object", "properties": {"child": {"$ref": "#/$defs/t__Node"}}}
+    schema = {"anyOf": [{"type": "object", "properties": {"thought": {"type": "string"}, "action": {"const": "t"},
+                                                           "action_input": node}}],
+              "$defs": {"t__Node": node}}
+    script = _Script('{"thought": "x", "action": "t", ', '{}}')
+    _staged_answer(script, PROMPT, schema, two_stage=True, grounding=False)
+    assert script.calls[1][1] == {**node, "$defs": {"t__Node": node}}

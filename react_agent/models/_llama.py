@@ -519,6 +519,8 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     be read at any point is returned as it is (a cut reply stays cut).
     """
     actions = _decoding.branches(schema) or {}
+    if isinstance(schema.get("$defs"), Mapping):  # hoisted recursive definitions: every stage needs them
+        actions = {name: {**args, "$defs": schema["$defs"]} for name, args in actions.items()}
     if two_stage:
         head = complete(prompt, schema, stop=[_ARGS_KEY])
         found = _ACTION.search(head)
