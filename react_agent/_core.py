@@ -23,28 +23,37 @@ import json
 import logging
 import os
 import time
-import traceback
 import uuid
 from abc import ABCMeta
-from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any, ClassVar, Literal
 
 from langchain_core.callbacks import AsyncCallbackManager, CallbackManager
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import BaseMessage
 from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config, patch_config
 
 from react_agent._config import AgentConfig, build_config
-from react_agent._errors import ConfigError, OutputParseError, RunError
+from react_agent._driver import (
+    advance,
+    aoutcome_of,
+    aperform,
+    close,
+    drive,
+    failed,
+    masked_cause,
+    message_text,
+    message_usage,
+    outcome_of,
+    perform,
+)
+from react_agent._errors import ConfigError, OutputParseError
 from react_agent._journal import (
-    JournalError,
     RunJournal,
     ToolCallRecord,
     decide_approval,
-    redact,
     secret_values,
     session_references,
     with_idempotency_key,
@@ -63,12 +72,10 @@ from react_agent._runnable import (
     output_json_schema,
     rebuild,
     structured_answer,
-    subrun_usage,
 )
 from react_agent._schema import answer_schema
 from react_agent._state import Loop, ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall
 from react_agent._structured import model_call_kwargs, resolve_mode
-from react_agent._timeouts import DeadlineExceeded, acall_in_thread, acall_within, call_within, native_async
 from react_agent._tools import Outcome, Rejection, ToolLike, ToolRegistry, ToolTimeout, run_async, run_sync, stringify
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Usage
 
@@ -87,13 +94,11 @@ class _Sealed(ABCMeta):
         return agent
 
 
-@dataclass(frozen=True)
 class _ModelIO:
     call: ModelCall
     timeout: float | None
 
 
-@dataclass(frozen=True)
 class _ToolIO:
     action: AgentAction
     record: ToolCallRecord
@@ -227,20 +232,20 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
         run = manager.on_chain_start({"name": self.name}, {"task": state.task}, run_id=config.get("run_id"),
                                      name=config.get("run_name") or self.name)
         child = patch_config(config, callbacks=run.get_child())
-        drive, reply = self._drive(state), None
+        layer, reply = drive(self, state), None
         try:
-            while (item := _advance(drive, reply)) is not None:
+            while (item := advance(layer, reply)) is not None:
                 if isinstance(item, StepDone):
                     reply = None
                     if run.handlers:
                         run.get_child().on_custom_event(STEP_EVENT, _step_data(state, item), run_id=run.run_id)
                     yield item.step
                 else:
-                    reply = _outcome_of(lambda: self._perform(item, child))
+                    reply = outcome_of(lambda: perform(self, item, child))
         except Exception as exc:
             run.on_chain_error(exc)
-            raise self._failed(state, exc) from _masked_cause(exc, state)
-        result = self._close(state)
+            raise failed(self, state, exc) from masked_cause(exc, state)
+        result = close(self, state)
         run.on_chain_end(_end_payload(result))
         yield result
 
@@ -253,20 +258,20 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
         run = await manager.on_chain_start({"name": self.name}, {"task": state.task}, run_id=config.get("run_id"),
                                            name=config.get("run_name") or self.name)
         child = patch_config(config, callbacks=run.get_child())
-        drive, reply = self._drive(state), None
+        layer, reply = drive(self, state), None
         try:
-            while (item := _advance(drive, reply)) is not None:
+            while (item := advance(layer, reply)) is not None:
                 if isinstance(item, StepDone):
                     reply = None
                     if run.handlers:
                         await run.get_child().on_custom_event(STEP_EVENT, _step_data(state, item), run_id=run.run_id)
                     yield item.step
                 else:
-                    reply = await _aoutcome_of(self._aperform(item, child))
+                    reply = await aoutcome_of(aperform(self, item, child))
         except Exception as exc:
             await run.on_chain_error(exc)
-            raise self._failed(state, exc) from _masked_cause(exc, state)
-        result = self._close(state)
+            raise failed(self, state, exc) from masked_cause(exc, state)
+        result = close(self, state)
         await run.on_chain_end(_end_payload(result))
         yield result
 
@@ -530,7 +535,7 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
         left = state.time_left()
         if left is None or left > 0:
             return False
-        self._end_timeout(state)
+        self.end_timeout(state)
         return True
 
     @property
@@ -544,7 +549,8 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
             output = final.text.strip()
         state.end("max_iterations", output)
 
-    def _end_timeout(self, state: RunState) -> None:
+    def end_timeout(self, state: RunState) -> None:
+        """End the run with status ``"timeout"`` (its deadline passed)."""
         state.end("timeout", self.prompts.render("timeout", last_observation=state.last_observation,
                                                  steps=state.steps, seconds=self.config.max_execution_time))
 
@@ -560,79 +566,6 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
             cached = (step, history_entry(index, step, self.config.max_observation_chars, self.prompts))
             state.entries[index] = cached
         return cached[1]
-
-    # ---------------------------------------------------------------- journal layer (written once)
-    def _drive(self, state: RunState) -> Generator[StepDone | _ModelIO | _ToolIO, Any, None]:
-        """Run the loop: answer replayed effects from the journal, record new ones, and let only the raw
-        I/O through to the driver, which sends back its result or throws its failure."""
-        loop, reply = self.loop(state), None
-        while True:
-            try:
-                effect = loop.send(reply)
-            except StopIteration:
-                return
-            if isinstance(effect, StepDone):
-                _journal(state).step_done(len(state.steps), effect.step)
-                reply = yield effect
-            elif isinstance(effect, ModelCall):
-                reply = yield from self._model_effect(state, effect)
-                if reply is None:  # the run is over (model failure, deadline, budget)
-                    loop.close()
-                    return
-            elif isinstance(effect, ToolCall):
-                reply = yield from self._tool_effect(state, effect.action)
-            else:
-                raise TypeError(f"the loop yielded {effect!r}; yield ModelCall, ToolCall or StepDone")
-
-    def _model_effect(self, state: RunState, call: ModelCall) -> Generator[_ModelIO, Any, ModelReply | None]:
-        journal = _journal(state)
-        budget = self.config.max_tokens_budget
-        if budget is not None and state.usage.total_tokens >= budget:
-            state.end("budget", state.last_observation, f"token budget of {budget} reached "
-                                                        f"({state.usage.total_tokens} tokens used)")
-            return None
-        recorded = journal.model_call(call.messages)
-        if recorded is not None:
-            return self._count(state, ModelReply(recorded.text, recorded.usage, recorded.seconds))
-        started = time.monotonic()
-        try:
-            message = yield _ModelIO(call, state.time_left())
-        except DeadlineExceeded:
-            self._end_timeout(state)
-            return None
-        except ModelCallError as exc:
-            journal.secrets = secret_values(self.llm)  # tokens the client obtained during the call too
-            error = journal.redact(f"model call failed: {exc}")
-            logger.warning("%s: %s", self.name, error)
-            state.end("error", state.last_observation, error)
-            journal.model_failed(error)
-            return None
-        reply = self._count(state, ModelReply(message_text(message), message_usage(message),
-                                              time.monotonic() - started))
-        if journal.path is not None and not state.llm_calls > 1:
-            journal.secrets = secret_values(self.llm)  # a token the client obtained in its first call
-        journal.model_done(reply.text, reply.usage, reply.seconds)
-        return reply
-
-    def _tool_effect(self, state: RunState, action: AgentAction) -> Generator[_ToolIO, Any, Outcome]:
-        record = _journal(state).tool_call(action.action, action.action_input, step=len(state.steps) + 1)
-        if record.outcome is not None:  # journaled: never run again
-            return record.outcome
-        left, timeout = state.time_left(), self.config.timeout
-        if left is not None:
-            timeout = max(0.001, left if timeout is None else min(timeout, left))
-        with subrun_usage() as subruns:  # agents run as tools report their usage here
-            outcome: Outcome = yield _ToolIO(action, record, timeout)
-        if subruns.usage.total_tokens:
-            state.usage = state.usage + subruns.usage
-        return record.finish(outcome)
-
-    @staticmethod
-    def _count(state: RunState, reply: ModelReply) -> ModelReply:
-        state.llm_calls += 1
-        if reply.usage is not _ZERO:
-            state.usage = state.usage + reply.usage
-        return reply
 
     # ---------------------------------------------------------------- driver helpers
     def _start(self, input: Any, config: RunnableConfig | None, *, journal: Any = None,
@@ -660,34 +593,6 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
                 agent=str(self.name), tools=self.registry.names, secrets=secret_values(self.llm),
                 references=state.references, identity=self.identity() if path is not None else None)
         return state, config
-
-    def _perform(self, io: _ModelIO | _ToolIO, config: RunnableConfig) -> Any:
-        if isinstance(io, _ModelIO):
-            return call_within(lambda: self.call_model(io.call.messages, config, io.call), io.timeout)
-        with io.record.active():
-            return self.execute(io.action, config=config, timeout=io.timeout)
-
-    async def _aperform(self, io: _ModelIO | _ToolIO, config: RunnableConfig) -> Any:
-        if isinstance(io, _ModelIO):  # a model without async code of its own runs in a daemon thread
-            if type(self).acall_model is not BaseAgent.acall_model or native_async(self.llm):
-                return await acall_within(lambda: self.acall_model(io.call.messages, config, io.call), io.timeout)
-            return await acall_in_thread(lambda: self.call_model(io.call.messages, config, io.call), io.timeout,
-                                         name="model")
-        with io.record.active():
-            return await self.aexecute(io.action, config=config, timeout=io.timeout)
-
-    def _close(self, state: RunState) -> AgentResult:
-        result = self.build_result(state)
-        _journal(state).end(result)
-        logger.info("%s finished: status=%s steps=%d llm_calls=%d", self.name, result.status, len(result.steps),
-                    result.llm_calls)
-        return result
-
-    def _failed(self, state: RunState, exc: Exception) -> Exception:
-        if isinstance(exc, (JournalError, ConfigError)):
-            return exc
-        _journal(state).secrets = secret_values(self.llm)
-        return RunError(_journal(state).redact(f"{self.name} run failed: {_safe_repr(exc)}"), state.steps)
 
     def _check(self, action: AgentAction, key: str | None) -> Outcome | tuple[Any, dict[str, Any]]:
         """The tool and its arguments, or the :class:`Outcome` that refuses the call (unknown tool, invalid
@@ -736,46 +641,10 @@ def task_of(input: Any) -> tuple[str, dict[str, Any]]:
     return value, extra
 
 
-def message_text(message: Any) -> str:
-    """The text of a model reply: ``str`` content, or the text blocks of list content, joined."""
-    content = getattr(message, "content", message)
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict) and block.get("type") in ("text", None) and "text" in block:
-                parts.append(str(block["text"]))
-        return "".join(parts)
-    return str(content)
-
-
-def message_usage(message: Any) -> Usage:
-    """The tokens a reply reports (a shared zero :class:`Usage` when it reports none)."""
-    if not isinstance(message, AIMessage):
-        return _ZERO
-    meta = message.usage_metadata
-    if meta:
-        return Usage(input_tokens=int(meta.get("input_tokens", 0)), output_tokens=int(meta.get("output_tokens", 0)))
-    token_usage = (message.response_metadata or {}).get("token_usage") or {}
-    if not token_usage:
-        return _ZERO
-    return Usage(input_tokens=int(token_usage.get("prompt_tokens", 0) or 0),
-                 output_tokens=int(token_usage.get("completion_tokens", 0) or 0))
-
-
 def _model_error(exc: Exception) -> ModelCallError:
     """The model's failure, with what to change when it comes from the setup (a rejected request...)."""
     hint = explain_model_error(exc)
     return ModelCallError(f"{type(exc).__name__}: {_safe_str(exc)}" + (f" ({hint})" if hint else ""))
-
-
-def _journal(state: RunState) -> RunJournal:
-    if state.journal is None:  # a state built by hand (tests, custom drivers): a file-less journal
-        state.journal = RunJournal(run_id=uuid.uuid4().hex, task=state.task)
-    return state.journal
 
 
 def _named(config: RunnableConfig, call: ModelCall | None) -> RunnableConfig:
@@ -794,35 +663,8 @@ def _step_data(state: RunState, done: StepDone) -> dict[str, Any]:
     return {"index": len(state.steps), "step": done.step}
 
 
-def _advance(drive: Generator[Any, Any, None], reply: Any) -> Any:
-    """The next item of the journal layer, sending it ``reply`` (thrown when it is a failure); ``None`` at
-    the end of the run."""
-    try:
-        if isinstance(reply, _Failure):
-            return drive.throw(reply.exc)
-        return drive.send(reply)
-    except StopIteration:
-        return None
-
-
-@dataclass(frozen=True)
 class _Failure:
     exc: BaseException
-
-
-def _outcome_of(perform: Any) -> Any:
-    """Call ``perform``; the failures the journal layer handles (deadline, model) come back as a _Failure."""
-    try:
-        return perform()
-    except (DeadlineExceeded, ModelCallError) as exc:
-        return _Failure(exc)
-
-
-async def _aoutcome_of(perform: Any) -> Any:
-    try:
-        return await perform
-    except (DeadlineExceeded, ModelCallError) as exc:
-        return _Failure(exc)
 
 
 def _last(items: Iterator[AgentStep | AgentResult]) -> AgentResult:
@@ -836,29 +678,6 @@ def _last(items: Iterator[AgentStep | AgentResult]) -> AgentResult:
 def _end_payload(result: AgentResult) -> dict[str, Any]:
     return {"output": result.output, "status": result.status, "steps": len(result.steps),
             "llm_calls": result.llm_calls, "usage": result.usage.model_dump()}
-
-
-def _safe_repr(exc: BaseException) -> str:
-    try:
-        return repr(exc)
-    except Exception:
-        return f"<{type(exc).__name__} (unprintable)>"
-
-
-def _masked_cause(exc: Exception, state: RunState) -> BaseException | None:
-    """``exc`` as the cause of the :class:`RunError`, or a masked stand-in when its traceback text would
-    show a secret (the stand-in keeps the type name, the masked message and the frames)."""
-    secrets = _journal(state).secrets
-    if not secrets or isinstance(exc, (JournalError, ConfigError)):
-        return None if isinstance(exc, (JournalError, ConfigError)) else exc
-    try:
-        text = "".join(traceback.format_exception(exc))
-    except Exception:
-        text = _safe_repr(exc)
-    if not any(secret in text for secret in secrets):
-        return exc
-    masked = RunError(str(redact(f"{type(exc).__name__}: {_safe_str(exc)}", secrets)))
-    return masked.with_traceback(exc.__traceback__)
 
 
 def _safe_str(exc: BaseException) -> str:
