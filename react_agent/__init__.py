@@ -11,6 +11,7 @@ from react_agent._journal import JournalError, JournalMismatchError, read_journa
 from react_agent._parser import parse_response
 from react_agent._prompts import PromptSet
 from react_agent._retry import RetryPolicy, is_transient
+from react_agent._runnable import AgentNode, AgentTool, ConfigurableAgent, Conversation
 from react_agent._schema import answer_schema
 from react_agent._state import ModelCallError, RunState
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Example, Usage
@@ -22,10 +23,14 @@ __all__ = [
     "FINISH",
     "AgentAction",
     "AgentConfig",
+    "AgentNode",
     "AgentResult",
     "AgentStep",
+    "AgentTool",
     "BaseAgent",
     "ConfigError",
+    "ConfigurableAgent",
+    "Conversation",
     "Example",
     "JournalError",
     "JournalMismatchError",

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_
 
 from react_agent._config import AgentConfig
 from react_agent._core import BaseAgent
+from react_agent._errors import ConfigError
 from react_agent._journal import redact_session
 from react_agent._planparse import extract_json
 from react_agent._render import truncate
@@ -142,6 +143,9 @@ class PlanAndExecuteAgent(BaseAgent):
 
     def __init__(self, llm: Any, tools: Sequence[ToolLike], **options: Any) -> None:
         super().__init__(llm, tools, **options)
+        if self.config.output_schema is not None:
+            raise ConfigError("output_schema is not supported by PlanAndExecuteAgent: its answer is the last step's "
+                              "result (or a composed text); use ReactAgent or ReflectionAgent for structured answers")
         self.plan_tools_text = self.prompts.render("tools", tool_specs=self.registry.specs, with_finish=False)
         full = answer_schema(list(self.registry.tools.values()))
         self.arg_schemas: Mapping[str, dict[str, Any]] = MappingProxyType({

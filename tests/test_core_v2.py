@@ -358,3 +358,14 @@ def test_a_reply_cut_after_a_complete_call_is_completed_only_when_it_validates()
     result = ReactAgent(ScriptedChatModel([cut, short, finish("ok")]), [tool], prompts="en").run("task")
     assert result.steps[0].observation == "registered Ivan <i@x.com>"
     assert result.steps[1].action is None and result.steps[1].is_error
+
+
+def test_plan_agent_refuses_output_schema() -> None:
+    """PlanAndExecuteAgent never reaches FINISH, so a structured answer schema is a developer mistake."""
+    from pydantic import BaseModel
+
+    class Answer(BaseModel):
+        text: str
+
+    with pytest.raises(ConfigError, match="output_schema is not supported by PlanAndExecuteAgent"):
+        PlanAndExecuteAgent(ScriptedChatModel([]), [echo_tool()], output_schema=Answer)
