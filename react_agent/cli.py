@@ -188,7 +188,7 @@ def build_model(args: argparse.Namespace) -> BaseLanguageModel[Any]:
     """The chat model of ``--model`` (``local``, ``gigachat`` or ``provider:name``), ``--model-path``,
     ``--base-url`` and ``--api-key-env`` (the seam tests replace). Mistakes are :class:`CliError` s: a
     missing key exits with :data:`EXIT_CREDENTIALS`, anything else with :data:`EXIT_SETUP`."""
-    from react_agent.models._providers import make_model
+    from react_agent.models import make_model
 
     spec = str(args.model).strip()
     provider = spec.partition(":")[0].lower()

@@ -12,11 +12,13 @@ from react_agent.models._llama import (
     render_plain,
     schema_from_response_format,
 )
+from react_agent.models._providers import make_model
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "LocalChatModel",
     "default_model_path",
+    "make_model",
     "render_plain",
     "schema_from_response_format",
 ]
