@@ -109,31 +109,9 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
     """The shared loop of every text-protocol agent. Subclass it (or :class:`ReactAgent`) to customise.
 
     ``BaseAgent(llm, tools, **options)``: ``llm`` is any langchain-core chat model or LLM (bound and wrapped
-    ones too); ``tools`` are ``BaseTool`` objects or typed, documented functions. Options (keyword-only,
-    validated into :attr:`config`, an :class:`AgentConfig`):
-
-    - ``max_iterations``: model decisions per run (parse failures count) before status ``"max_iterations"``.
-    - ``prompts``: ``"ru"`` (default), ``"en"``, ``"en-compact"``/``"ru-compact"``, a folder of ``*.jinja``
-      overrides, a LangChain prompt template for the step prompt, a ``{name: template}`` mapping, or a
-      :class:`PromptSet`; ``lang`` picks the base language when ``prompts`` is not a language code.
-    - ``history_window``: how many recent steps the step prompt shows (``None``: all). The result keeps all.
-    - ``max_observation_chars``: observations longer than this are truncated in prompts behind a marker.
-    - ``final_answer``: ``"auto"`` (one extra call that writes the answer when FINISH came without one),
-      ``"always"`` (also when the iteration limit is reached) or ``"never"``.
-    - ``allow_plain_answer``: accept a reply of plain prose as the final answer (off: a parse error).
-    - ``max_parse_errors``: consecutive unparseable replies before the run ends with status ``"error"``.
-    - ``timeout``: seconds a tool call may take before it is abandoned (an error observation).
-    - ``max_execution_time``: seconds for the whole run (model calls included) before status ``"timeout"``.
-    - ``max_tokens_budget``: reported tokens a run may use; the run ends with status ``"budget"`` instead of
-      making a model call once its usage has reached the budget.
-    - ``constrained``: how the answer's JSON schema reaches the model: ``None`` detects it, ``False`` turns
-      it off, ``True``/``"json_schema"``, ``"json_object"`` or ``"grammar"`` force a mode (see docs/models.md).
-    - ``retry``: a :class:`RetryPolicy` for transient model errors (``None``: no retries).
-    - ``approve``: ``(tool_name, action_input) -> bool``, asked before tools marked with
-      ``metadata={"requires_approval": True}`` run; a refusal becomes an observation.
-    - ``journal``: the default journal file of runs that pass none (see :meth:`run`).
-    - ``examples``: worked :class:`Example` s shown by step prompts that use the ``examples`` variable.
-    - ``name``: the run's name in traces (default: the class name).
+    ones too); ``tools`` are ``BaseTool`` objects or typed, documented functions; the keyword options are
+    validated into :attr:`config` (:class:`AgentConfig` lists them). The agent never changes afterwards:
+    a run's data lives in its :class:`RunState`, so one agent serves many concurrent runs.
     """
 
     Config: ClassVar[type[AgentConfig]] = AgentConfig
