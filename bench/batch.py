@@ -15,7 +15,9 @@ Measured (wall time of the whole batch, one run each):
   ``max_concurrency``;
 - the Ray backend with 1 and 2 workers, without journals (a local Ray instance started before the clock
   starts; the workers' start-up is timed; ``--skip-ray`` leaves it out);
-- peak Python memory (tracemalloc) of ``run_batch`` writing a results file, for N and 2N tasks.
+- peak Python memory (tracemalloc) of ``run_batch`` writing a results file, for N and 2N tasks;
+- the CPU time of this process per task (for Ray: the driver only): on a 2-core machine the batch is
+  CPU-bound long before the model's latency is.
 
     python -m bench.batch [--tasks 1000] [--concurrency 200] [--latency 0.05] [--skip-ray] [--quick]
 """
@@ -122,11 +124,11 @@ def run_react(tasks: int, concurrency: int, latency: float, *, journal: bool, ba
         batch = run_batch(Factory(latency), (task_text(n) for n in range(tasks)), concurrency=concurrency,
                           journal_dir=Path(folder) / "j" if journal else None, out=Path(folder) / "out.jsonl",
                           backend=backend, **options)  # type: ignore[arg-type]
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         summary = batch.run()
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert summary.done == tasks and summary.failed == 0, summary
-    return {"seconds": seconds, "llm_calls": summary.llm_calls, "tasks": summary.done}
+    return {"seconds": seconds, "cpu_s": cpu, "llm_calls": summary.llm_calls, "tasks": summary.done}
 
 
 def run_langchain(tasks: int, concurrency: int, latency: float) -> dict[str, Any]:
@@ -142,11 +144,11 @@ def run_langchain(tasks: int, concurrency: int, latency: float) -> dict[str, Any
     async def go() -> list[Any]:
         return list(await executor.abatch(inputs, config={"max_concurrency": concurrency}))
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     outputs = asyncio.run(go())
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert all(o["output"] == "done" for o in outputs), outputs[:2]
-    return {"seconds": seconds, "tasks": len(outputs)}
+    return {"seconds": seconds, "cpu_s": cpu, "tasks": len(outputs)}
 
 
 def peak_memory(tasks: int, concurrency: int, latency: float) -> float:
@@ -213,7 +215,7 @@ def plot(results: dict[str, Any], path: Path) -> Path | None:
 
 def markdown(data: dict[str, Any]) -> str:
     results, config = data["results"], data["config"]
-    rows = [["ideal (calls x latency / concurrency)", f"{results['ideal_s']:.2f}", "1.00x", ""]]
+    rows = [["ideal (calls x latency / concurrency)", f"{results['ideal_s']:.2f}", "1.00x", "", ""]]
     for key, label in _ROWS:
         if key in results:
             r = results[key]
@@ -222,10 +224,12 @@ def markdown(data: dict[str, Any]) -> str:
                 extra = f"react_agent is {r['react_agent_speedup']:.1f}x faster"
             elif key.startswith("ray"):
                 extra = f"{r['overhead_ms_per_task']:+.2f} ms per task vs local (Ray start-up included)"
-            rows.append([label, f"{r['seconds']:.2f}", f"{r['x_ideal']:.2f}x", extra])
+            cpu = f"{1000 * r['cpu_s'] / r['tasks']:.2f}" if "cpu_s" in r else ""
+            rows.append([label, f"{r['seconds']:.2f}", f"{r['x_ideal']:.2f}x", cpu, extra])
     memory = results["memory"]
+    header = ["run", "seconds", "x ideal", "CPU ms per task (this process)", "note"]
     text = (f"{config['tasks']} tasks x 3 model calls, {1000 * config['latency']:.0f} ms latency, concurrency "
-            f"{config['concurrency']}\n\n" + _common.table(["run", "seconds", "x ideal", "note"], rows))
+            f"{config['concurrency']}\n\n" + _common.table(header, rows))
     text += (f"\n\nPeak Python memory (tracemalloc) of run_batch: {memory['peak_mib']:.1f} MiB for {memory['tasks']} "
              f"tasks, {memory['peak_mib_2x']:.1f} MiB for {memory['tasks_2x']} tasks (x{memory['ratio']:.2f}).")
     return text
