@@ -12,6 +12,7 @@ models; see ``docs/local-models.md``).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Mapping
@@ -91,6 +92,7 @@ _ENV = _Environment(
 )
 
 
+@functools.lru_cache(maxsize=1)
 def _builtin_root() -> Path:
     here = Path(__file__).resolve().parent
     for candidate in (here / "prompts", here.parent / "prompts"):  # wheel, then checkout

@@ -17,10 +17,14 @@ Sync and async tools run under both ``run`` and ``arun``:
 
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
 import json
+import threading
 import time
 import unicodedata
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,6 +104,17 @@ def _to_tool(obj: ToolLike) -> BaseTool:
 
 
 def name_problem(name: object) -> str | None:
+    if isinstance(name, str):
+        return _name_problem_of(name)
+    return _name_problem(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_problem_of(name: str) -> str | None:
+    return _name_problem(name)
+
+
+def _name_problem(name: object) -> str | None:
     """Why a model could not call a tool by this name, or ``None`` when the name is fine.
 
     The rule: a tool name is 1 to 128 printable characters without leading or trailing whitespace,
@@ -152,6 +167,27 @@ def _json_schema(tool: BaseTool) -> dict[str, Any]:
     visible = set(call_schema.get("properties", {}))
     schema["properties"] = {k: v for k, v in schema.get("properties", {}).items() if k in visible}
     schema["required"] = [k for k in schema.get("required", []) if k in visible]
+    return schema
+
+
+_SCHEMAS: dict[int, tuple[weakref.ref[BaseTool], tuple[Any, ...], dict[str, Any]]] = {}
+_SCHEMAS_LOCK = threading.Lock()
+
+
+def _cached_schema(tool: BaseTool) -> dict[str, Any]:
+    """:func:`_json_schema`, computed once per tool object (while its name, description and argument
+    schema stay the same), so that building an agent per request with the same tools costs no schema
+    generation. A copy is returned: callers may not change the cached one."""
+    key = (tool.name, tool.description, id(tool.args_schema))
+    with _SCHEMAS_LOCK:
+        hit = _SCHEMAS.get(id(tool))
+    if hit is not None and hit[0]() is tool and hit[1] == key:
+        return copy.deepcopy(hit[2])
+    schema = _json_schema(tool)
+    with _SCHEMAS_LOCK:
+        if len(_SCHEMAS) > 4096:
+            _SCHEMAS.clear()
+        _SCHEMAS[id(tool)] = (weakref.ref(tool), key, copy.deepcopy(schema))
     return schema
 
 
@@ -249,7 +285,7 @@ class ToolRegistry:
             if tool.name in self.tools:
                 raise ConfigError(f"two tools are named {tool.name!r}: tool names must be unique")
             self.tools[tool.name] = tool
-        self.schemas = {name: _json_schema(t) for name, t in self.tools.items()}
+        self.schemas = {name: _cached_schema(t) for name, t in self.tools.items()}
         self.models = {name: t.tool_call_schema for name, t in self.tools.items()}
         self.specs = [tool_spec(t, self.schemas[name]) for name, t in self.tools.items()]
 
