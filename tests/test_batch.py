@@ -268,3 +268,24 @@ def test_retry_runs_failed_tasks_again_and_keeps_one_line_per_task(tmp_path: Pat
     assert (again.id, again.status, again.resumed, again.output) == ("t2", "finished", True, answer(2, 1))
     assert sorted(w["id"] for w in lines(tmp_path / "out.jsonl")) == ["t1", "t2", "t3"]
     assert {w["status"] for w in lines(tmp_path / "out.jsonl")} == {"finished"}
+
+
+def test_memory_stays_flat_in_the_number_of_tasks(tmp_path: Path) -> None:
+    import gc
+    import tracemalloc
+
+    agent = ReactAgent(RuleChatModel(), [make_record_tool(tmp_path / "ledger.txt")], prompts="en")
+
+    def peak(count: int) -> int:
+        gc.collect()
+        tracemalloc.start()
+        try:
+            tasks = ({"id": f"{count}-{n}", "task": task_text(n, 1)} for n in range(count))
+            run_batch(agent, tasks, concurrency=10, out=tmp_path / f"out-{count}.jsonl").run()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    peak(20)  # warm caches (prompts, schemas) before measuring
+    small, large = peak(60), peak(240)
+    assert large < small * 1.5, (small, large)  # results are written out, not kept
