@@ -37,7 +37,8 @@ through ``bind``/``with_retry``/``with_fallbacks``/``with_config`` wrappers to t
 Schemas are adapted to the family that converts them: for llama.cpp's Python converter (modes
 ``json_object`` and ``grammar``, and ``LocalChatModel``) annotation keywords are dropped (a node with
 only a ``description`` makes the converter fail), keywords it does not enforce are dropped, an
-unanchored ``pattern`` or a non-local ``$ref`` is dropped (the converter rejects them), bounded
+unanchored ``pattern`` or a non-local ``$ref`` is dropped (the converter rejects them), a pattern's
+escapes are rewritten into what llama.cpp's grammar parser reads (:func:`gbnf_safe_pattern`), bounded
 integer ranges become enums; every drop is logged at DEBUG level on the ``react_agent`` logger.
 OpenAI's *strict* mode is not used: it needs an object at the root, and the answer schema's root is an
 ``anyOf`` with one branch per tool, so the request goes without ``strict`` (OpenAI then treats the
@@ -83,6 +84,7 @@ __all__ = [
     "adapt_schema",
     "compat_kwargs",
     "detect_mode",
+    "gbnf_safe_pattern",
     "merge_kwargs",
     "model_call_kwargs",
     "resolve_mode",
@@ -273,6 +275,12 @@ def adapt_schema(schema: Mapping[str, Any], family: str) -> dict[str, Any]:
                 out[key] = {name: walk(sub, f"{where}/{name}") for name, sub in value.items()}
             elif key in ("const", "enum", "required"):  # data, not schemas
                 out[key] = copy.deepcopy(value)
+            elif key == "pattern":
+                safe = gbnf_safe_pattern(value) if isinstance(value, str) else None
+                if safe is None:
+                    dropped.append(where)
+                else:
+                    out[key] = safe
             elif _unsupported_by_llama_cpp(node, key, value):
                 dropped.append(where)
             else:
@@ -287,6 +295,54 @@ def adapt_schema(schema: Mapping[str, Any], family: str) -> dict[str, Any]:
     return cast("dict[str, Any]", adapted)
 
 
+_CLASS_SHORTHANDS = {"d": "0-9", "w": "0-9A-Za-z_", "s": " \\t\\n\\r"}
+_GBNF_ESCAPES = frozenset("\\nrt[]")
+_LITERAL_PUNCTUATION = frozenset(".+*?()|{}$/,:;!#%&'<=>@~`")
+
+
+def gbnf_safe_pattern(pattern: str) -> str | None:
+    """``pattern`` rewritten so that llama-cpp-python's converter makes a valid GBNF rule of it, or ``None``.
+
+    The converter copies backslash escapes into the grammar as they are, and llama.cpp's grammar parser
+    knows only ``\\\\``, ``\\n``, ``\\r``, ``\\t``, ``\\[`` and ``\\]``: ``\\d`` or ``\\.`` make the grammar
+    unparsable, and llama.cpp then crashes the process while sampling. So ``\\d``/``\\w``/``\\s`` become
+    character classes and an escaped punctuation character becomes ``[.]`` (outside a class) or the bare
+    character (inside one). ``None`` (drop the pattern) for a pattern without both ``^`` and ``$`` (the
+    converter rejects it), with a class that opens with ``]``, or with another escape (``\\b``, ``\\1``,
+    ``\\-``...).
+    """
+    if not (pattern.startswith("^") and pattern.endswith("$")) or len(pattern) < 2:
+        return None
+    if "[]" in pattern or "[^]" in pattern:  # a class opening with "]": the converter mishandles it
+        return None
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            if i + 1 >= len(pattern):
+                return None
+            nxt = pattern[i + 1]
+            i += 2
+            if nxt in _CLASS_SHORTHANDS:
+                out.append(_CLASS_SHORTHANDS[nxt] if in_class else f"[{_CLASS_SHORTHANDS[nxt]}]")
+            elif nxt in _GBNF_ESCAPES:
+                out.append("\\" + nxt)
+            elif nxt in _LITERAL_PUNCTUATION:
+                out.append(nxt if in_class else f"[{nxt}]")
+            else:
+                return None
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
 def _unsupported_by_llama_cpp(node: Mapping[str, Any], key: str, value: Any) -> bool:
     """Whether llama-cpp-python's converter rejects or ignores ``key`` in ``node``. Integer bounds stay:
     :func:`bounded_integers` turns small ranges into an enforced ``enum``."""
@@ -295,8 +351,6 @@ def _unsupported_by_llama_cpp(node: Mapping[str, Any], key: str, value: Any) -> 
     if key in _NOT_ENFORCED:
         integer_bound = key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
         return not (integer_bound and node.get("type") == "integer")
-    if key == "pattern":  # the converter asserts on a pattern without both anchors
-        return not (isinstance(value, str) and value.startswith("^") and value.endswith("$"))
     if key == "$ref":  # remote refs would be fetched (refused); other forms raise
         return not (isinstance(value, str) and value.startswith("#/"))
     return False

