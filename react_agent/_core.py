@@ -43,6 +43,7 @@ from react_agent._driver import (
     close,
     drive,
     failed,
+    journal_of,
     masked_cause,
     message_text,
     message_usage,
@@ -76,6 +77,7 @@ from react_agent._runnable import (
 from react_agent._schema import answer_schema
 from react_agent._state import Loop, ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall
 from react_agent._structured import model_call_kwargs, resolve_mode
+from react_agent._timeouts import acall_in_thread
 from react_agent._tools import Outcome, Rejection, ToolLike, ToolRegistry, ToolTimeout, run_async, run_sync, stringify
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Usage
 
@@ -229,8 +231,11 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
 
     async def astream(self, input: Any, config: RunnableConfig | None = None,  # type: ignore[override]
                       **kwargs: Any) -> AsyncIterator[AgentStep | AgentResult]:
-        """Async :meth:`stream`."""
-        state, config = self._start(input, config, **kwargs)
+        """Async :meth:`stream`. Journal records are written and fsync-ed in a worker thread, before the
+        run goes on, so a journaled run never blocks the event loop on the disk."""
+        state, config = self._start(input, config, _deferred=True, **kwargs)
+        journal = journal_of(state)
+        journal.defer()
         manager = AsyncCallbackManager.configure(config.get("callbacks"), None, inheritable_tags=config.get("tags"),
                                                  inheritable_metadata=config.get("metadata"))
         run = await manager.on_chain_start({"name": self.name}, {"task": state.task}, run_id=config.get("run_id"),
@@ -239,6 +244,8 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
         layer, reply = drive(self, state), None
         try:
             while (item := advance(layer, reply)) is not None:
+                if journal.outbox:
+                    await acall_in_thread(journal.flush, None, name="journal")
                 if isinstance(item, StepDone):
                     reply = None
                     if run.handlers:
@@ -246,10 +253,12 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
                     yield item.step
                 else:
                     reply = await aoutcome_of(aperform(self, item, child))
+            result = close(self, state)
+            if journal.outbox:
+                await acall_in_thread(journal.flush, None, name="journal")
         except Exception as exc:
             await run.on_chain_error(exc)
             raise failed(self, state, exc) from masked_cause(exc, state)
-        result = close(self, state)
         await run.on_chain_end(_end_payload(result))
         yield result
 
@@ -548,7 +557,7 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
     # ---------------------------------------------------------------- driver helpers
     def _start(self, input: Any, config: RunnableConfig | None, *, journal: Any = None,
                session: Mapping[str, Any] | None = None, chat_history: Any = None,
-               _resume: RunJournal | None = None) -> tuple[RunState, RunnableConfig]:
+               _resume: RunJournal | None = None, _deferred: bool = False) -> tuple[RunState, RunnableConfig]:
         task, extra = task_of(input)
         if _resume is None:  # a journaled task is already composed
             history = history_of(extra.get("chat_history", chat_history))
@@ -569,7 +578,8 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
             state.journal = RunJournal.start(
                 task, path=None if path is None else os.fspath(path), run_id=str(config.get("run_id") or uuid.uuid4()),
                 agent=str(self.name), tools=self.registry.names, secrets=secret_values(self.llm),
-                references=state.references, identity=self.identity() if path is not None else None)
+                references=state.references, identity=self.identity() if path is not None else None,
+                deferred=_deferred)
         return state, config
 
     def _check(self, action: AgentAction, key: str | None) -> Outcome | tuple[Any, dict[str, Any]]:

@@ -486,15 +486,19 @@ class RunJournal:
         self._keys: set[str] = set()
         self._digest = ""
         self.replayed = 0
+        self.outbox: list[bytes] | None = None
 
     # -- construction
     @classmethod
     def start(cls, task: str, *, path: str | os.PathLike[str] | None, run_id: str | None = None, agent: str = "",
               tools: Sequence[str] = (), secrets: Sequence[str] = (), references: Sequence[tuple[str, str]] = (),
-              identity: Mapping[str, Any] | None = None) -> RunJournal:
-        """A new run; with a ``path``, its ``run`` record (with the options' ``identity``) is written first."""
+              identity: Mapping[str, Any] | None = None, deferred: bool = False) -> RunJournal:
+        """A new run; with a ``path``, its ``run`` record (with the options' ``identity``) is written first
+        (collected for :meth:`flush` when ``deferred``)."""
         journal = cls(run_id=run_id or uuid.uuid4().hex, task=task, path=None if path is None else Path(path),
                       secrets=secrets, references=references)
+        if deferred:
+            journal.defer()
         if path is not None:
             journal.append({"type": "run", "v": JOURNAL_VERSION, "task": task, "agent": agent, "tools": list(tools),
                             "identity": canonical_identity(identity)})
@@ -537,8 +541,29 @@ class RunJournal:
             return
         full = {"type": record["type"], "run": self.run_id, "t": round(time.time(), 6),
                 **{k: v for k, v in record.items() if k != "type"}}
+        data = _encode(_substitute(redact(full, self.secrets), self.references))
+        if self.outbox is not None:  # deferred: the async driver flushes before the run goes on
+            self.outbox.append(data)
+            return
+        self._write(data)
+
+    def defer(self) -> None:
+        """Collect appended records in :attr:`outbox` instead of writing each one: the caller must
+        :meth:`flush` before the run goes on (the async driver does so, in a worker thread, before any
+        model or tool call, step or result), so the event loop never waits for an ``fsync``."""
+        if self.outbox is None:
+            self.outbox = []
+
+    def flush(self) -> None:
+        """Write and ``fsync`` the deferred records, all at once."""
+        if self.outbox:
+            data, self.outbox[:] = b"".join(self.outbox), []
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        assert self.path is not None
         try:
-            _append_durably(self.path, _encode(_substitute(redact(full, self.secrets), self.references)))
+            _append_durably(self.path, data)
         except OSError as exc:
             raise JournalError(f"cannot write journal {self.path}: {exc.strerror or exc}") from exc
 

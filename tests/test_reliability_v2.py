@@ -244,3 +244,34 @@ def test_a_runtime_token_of_the_client_is_masked(tmp_path: Path) -> None:
     result = ReactAgent(TokenModel([]), [], retry=None).run("task", journal=journal)
     assert result.status == "error" and Client.token not in (result.error or "") and "***" in (result.error or "")
     assert Client.token not in journal.read_text(encoding="utf-8")
+
+
+async def test_arun_writes_the_journal_off_the_event_loop_and_before_going_on(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under arun, journal records are written and fsync-ed in a worker thread (the event loop never waits
+    for the disk), and each is on disk before the next model call."""
+    import react_agent._journal as journal_module
+
+    journal = tmp_path / "j.jsonl"
+    writers: list[str] = []
+    real = journal_module._append_durably
+
+    def spy(path: Path, data: bytes) -> None:
+        writers.append(threading.current_thread().name)
+        real(path, data)
+
+    monkeypatch.setattr(journal_module, "_append_durably", spy)
+    seen: list[list[str]] = []
+
+    class Checking(ScriptedChatModel):
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            seen.append([r["type"] for r in read_journal(journal)])
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    llm = Checking([call("echo", text="a"), finish("ok")])
+    result = await ReactAgent(llm, [echo_tool()]).arun("task", journal=journal)
+    assert result.output == "ok"
+    assert writers and threading.main_thread().name not in writers
+    assert seen[0] == ["run"]
+    assert seen[1] == ["run", "model", "tool_start", "tool_end", "step"]
+    assert [r["type"] for r in read_journal(journal)][-1] == "end"
