@@ -216,3 +216,16 @@ def test_the_agent_runs_over_http_in_json_object_mode(server: str, tmp_path: Pat
     assert result.status != "error", result.error
     assert all(step.action in ("add", "FINISH") for step in result.steps)
     assert len(wire.requests) == 1 and wire.requests[0]["response_format"]["type"] == "json_object"
+    assert wire.requests[0]["max_tokens"] == 200  # the agent sends the limit the server reads
+
+
+def test_the_agent_ends_a_json_schema_run_after_one_request_saying_what_to_change(server: str) -> None:
+    """Through the whole agent: the 500 is not retried and result.error names the option to change."""
+    from react_agent import ReactAgent
+
+    wire = Wire()
+    llm = wire.chat(server, max_tokens=64)
+    result = ReactAgent(llm, [add], prompts="en-compact", constrained="json_schema").run("What is 2 + 40?")
+    assert result.status == "error" and len(wire.requests) == 1
+    assert "constrained='json_object'" in (result.error or "")
+    assert wire.requests[0]["max_tokens"] == 64  # the agent sends the limit the server reads
