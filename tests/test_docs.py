@@ -291,8 +291,8 @@ def _api_section(module: str) -> list[str]:
     return [code_names(row[0])[0] for row in rows]
 
 
-@pytest.mark.parametrize("module", ["react_agent", "react_agent.loop", "react_agent.mcp", "react_agent.testing",
-                                    "react_agent.models"])
+@pytest.mark.parametrize("module", ["react_agent", "react_agent.loop", "react_agent.mcp", "react_agent.batch",
+                                    "react_agent.testing", "react_agent.models"])
 def test_api_page_lists_exactly_the_public_names(module: str) -> None:
     """docs/api.md lists each public module's __all__, no more and no less."""
     listed = _api_section(module)

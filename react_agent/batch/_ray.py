@@ -33,9 +33,9 @@ class _Worker:
     """The actor: one agent, many concurrent tasks."""
 
     def __init__(self, factory: Callable[[], BaseAgent], journal_dir: str | None, task_timeout: float | None) -> None:
-        from react_agent.batch._run import _build
+        from react_agent.batch._run import build_agent
 
-        self.agent = _build(factory)
+        self.agent = build_agent(factory)
         self.journal_dir, self.task_timeout = journal_dir, task_timeout
 
     def pid(self) -> int:

@@ -102,7 +102,8 @@ class _Backend(Protocol):
     async def close(self) -> None: ...
 
 
-def _build(agent_or_factory: BaseAgent | AgentFactory) -> BaseAgent:
+def build_agent(agent_or_factory: BaseAgent | AgentFactory) -> BaseAgent:
+    """The agent itself, or the one its factory builds (a worker builds its own: local models hold memory)."""
     agent = agent_or_factory if isinstance(agent_or_factory, BaseAgent) else agent_or_factory()
     if not isinstance(agent, BaseAgent):
         raise ConfigError(f"the agent factory returned a {type(agent).__name__}, not a react_agent agent")
@@ -119,7 +120,7 @@ class _LocalBackend:
         self.agent: BaseAgent | None = None
 
     async def start(self) -> None:
-        self.agent = _build(self.agent_or_factory)
+        self.agent = build_agent(self.agent_or_factory)
 
     def submit(self, task: Task) -> Awaitable[TaskResult]:
         assert self.agent is not None
