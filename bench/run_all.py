@@ -20,7 +20,7 @@ from typing import Any
 
 from bench import _common
 
-BENCHMARKS = ("bfcl", "parsers", "overhead", "prompt_size", "model_calls")
+BENCHMARKS = ("bfcl", "parsers", "overhead", "prompt_size", "model_calls", "concurrency", "batch")
 DOC = _common.ROOT / "docs" / "benchmarks.md"
 COMMAND = "python -m bench.run_all"
 
@@ -30,6 +30,8 @@ TITLES = {
     "overhead": "3. Per-step overhead",
     "prompt_size": "4. Prompt size over a long run",
     "model_calls": "5. Model calls per task",
+    "concurrency": "6. Many concurrent runs on one agent",
+    "batch": "7. Batch runs",
 }
 
 NOTES = {
@@ -84,6 +86,17 @@ PlanAndExecuteAgent writes the whole plan in one call and needs no further call 
 known from the task (its answer is the last tool result), and a rejected plan costs one more plan call.
 With `--local`, "DB ok" means the user the task had to register is in the database afterwards; the
 agents are configured as the CLI configures them for the local model.""",
+    "concurrency": """\
+Method: `python -m bench.concurrency`. One `ReactAgent` serves every run (agents are immutable, so this is
+safe); LangChain's `AgentExecutor.abatch` gets the same concurrency through `max_concurrency`. The model is
+`react_agent.testing.FunctionChatModel` with `asyncio.sleep` latency and replies that depend only on the
+prompt, the same for both. Both frameworks are CPU-bound here (about 0.5 ms of langchain-core per model or
+tool call on this machine), so the runs per second stay far below the ideal.""",
+    "batch": """\
+Method: `python -m bench.batch` (see `bench/README.md`). `run_batch` against `AgentExecutor.abatch` on the
+same latency model; the journaled variant writes one journal per task (fsync-ed records, written in a worker
+thread under `arun`); Ray runs with 1 and 2 worker processes on the same 2 cores, so it cannot scale here:
+it shows Ray's per-task overhead. Memory is the peak traced allocation for N and 2N tasks.""",
 }
 
 
@@ -158,6 +171,11 @@ def headline(results: dict[str, dict[str, Any]]) -> list[str]:
                    f"LangChain {t['langchain_json_chat']} "
                    f"({t['react_agent_window_3'] / t['langchain_json_chat']:.2f}x); at step {r['steps']}: "
                    f"{last['react_agent_window_3']} vs {last['langchain_json_chat']}.")
+    if "concurrency" in results:
+        sizes = results["concurrency"]["results"]["sizes"]
+        parts = [f"{n} runs: {v['react_agent_runs_per_s']:.0f} vs {v['langchain_runs_per_s']:.0f} runs/s "
+                 f"(**{v['ratio']:.1f}x**)" for n, v in sizes.items()]
+        out.append("- Concurrent `arun` on one agent vs `AgentExecutor.abatch`: " + "; ".join(parts) + ".")
     if "model_calls" in results:
         r = results["model_calls"]["results"]["scripted"]
         parts = [f"{v['label']} {sum(t['llm_calls'] for t in v['tasks'])}" for v in r.values()]
@@ -205,10 +223,13 @@ def main(argv: list[str] | None = None) -> int:
             "overhead": ["--profile", "--fixes"],
             "prompt_size": [],
             "model_calls": ["--local"] if args.local else [],
+            "concurrency": [],
+            "batch": [],
         }
         if args.quick:
             extra["bfcl"] += ["--limit", "2"]
             extra["overhead"] += ["--repeats", "10"]
+            extra["concurrency"] += ["--sizes", "50", "--repeats", "1"]
         for name in BENCHMARKS:
             if name in args.skip or (args.only is not None and name not in args.only):
                 continue

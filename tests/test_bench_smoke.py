@@ -51,7 +51,7 @@ CASES = [
 '''
 
 
-@pytest.mark.parametrize("name", ["bfcl", "parsers", "overhead", "prompt_size", "model_calls", "run_all"])
+@pytest.mark.parametrize("name", ["bfcl", "parsers", "overhead", "prompt_size", "model_calls", "concurrency", "run_all"])
 def test_every_benchmark_has_help(name, capsys):
     """Each benchmark command answers --help and exits 0."""
     module = pytest.importorskip(f"bench.{name}")
@@ -197,3 +197,14 @@ def test_bfcl_runs_one_case_on_the_local_model():
 
     [record] = results["records"]
     assert record["kind"] in ("call", "finish")  # constrained decoding: never unparseable
+
+
+def test_concurrency_benchmark_reports_runs_per_second_for_both():
+    """The concurrency benchmark runs both frameworks concurrently and reports runs per second and the ratio."""
+    need("langchain_classic")
+    from bench import concurrency
+
+    results = concurrency.run(sizes=(5,), repeats=1)
+    row = results["sizes"]["5"]
+    assert row["react_agent_runs_per_s"] > 0 and row["langchain_runs_per_s"] > 0 and row["ratio"] > 0
+    assert "runs/s" in concurrency.markdown({"results": results})
