@@ -51,7 +51,8 @@ CASES = [
 '''
 
 
-@pytest.mark.parametrize("name", ["bfcl", "parsers", "overhead", "prompt_size", "model_calls", "concurrency", "run_all"])
+@pytest.mark.parametrize("name", ["bfcl", "parsers", "overhead", "prompt_size", "model_calls", "concurrency",
+                                  "run_all"])
 def test_every_benchmark_has_help(name, capsys):
     """Each benchmark command answers --help and exits 0."""
     module = pytest.importorskip(f"bench.{name}")
