@@ -76,7 +76,7 @@ from react_agent._runnable import (
 )
 from react_agent._schema import answer_schema
 from react_agent._state import Loop, ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall
-from react_agent._structured import model_call_kwargs, resolve_mode
+from react_agent._structured import model_call_kwargs, resolve_mode, structured_kwargs
 from react_agent._timeouts import acall_in_thread
 from react_agent._tools import Outcome, Rejection, ToolLike, ToolRegistry, ToolTimeout, run_async, run_sync, stringify
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Usage
@@ -130,6 +130,8 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
         self.prompts = PromptSet.load(self.config.prompts, lang=self.config.lang)
         self.name = self.config.name or type(self).__name__
         self.mode = resolve_mode(llm, self.config.constrained)
+        if self.mode == "grammar":  # a client that cannot carry a grammar is a ConfigError now, not at run()
+            structured_kwargs(llm, self.answer_schema, self.mode)
         self.tools_text = self.prompts.render("tools", tool_specs=self.registry.specs)
         self.tool_names = ", ".join([*self.registry.names, FINISH])
         check_examples(self.config.examples, self.registry, self.prompts)
@@ -166,7 +168,8 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
     def response_format(self) -> dict[str, Any] | None:
         """The ``response_format`` of a decision call under constrained decoding (``None`` when off)."""
         kwargs = self.model_kwargs(ModelCall([], schema=self.answer_schema))
-        return kwargs.get("response_format")
+        found = kwargs.get("response_format") or kwargs.get("extra_body", {}).get("response_format")
+        return dict(found) if found else None
 
     # ---------------------------------------------------------------- public API
     def run(self, task: Any, *, config: RunnableConfig | None = None, journal: str | os.PathLike[str] | None = None,
