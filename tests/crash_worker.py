@@ -11,6 +11,9 @@ moments; a crash point makes the child kill itself at a precise place instead:
 - ``after_commit:<n>``    inside the n-th tool call, committed but its result not yet journaled
 - ``torn_record:<n>``     half-way through writing the n-th journal record
 
+``journal=<path> run_id=<id>`` after the delay makes the child journal into a file shared with other
+children (each with its own run id and database).
+
 The same module gives the test its task, script, tool and database helpers, so both sides agree.
 """
 
@@ -136,8 +139,10 @@ def build_agent(db: Path, llm: ScriptedChatModel, *, delay: float = 0.0, crash: 
                       journal=journal)
 
 
-def run_child(folder: Path, delay: float, spec: str | None) -> None:
-    """The child's work: one journaled run of the script in ``folder``."""
+def run_child(folder: Path, delay: float, spec: str | None, journal: Path | None = None,
+              run_id: str | None = None) -> None:
+    """The child's work: one journaled run of the script in ``folder`` (its journal ``run.jsonl`` there, or
+    ``journal`` shared with other children, with the run id ``run_id``)."""
     crash = Crash(spec)
     if crash.point == "torn_record":
         real = journal_module._append_durably
@@ -154,7 +159,9 @@ def run_child(folder: Path, delay: float, spec: str | None) -> None:
     db = folder / "ledger.db"
     init_db(db)
     llm = SlowScriptedChatModel(SCRIPT, delay=delay, crash=crash)
-    build_agent(db, llm, delay=delay, crash=crash, journal=folder / "run.jsonl").run(TASK)
+    path = journal or folder / "run.jsonl"
+    config = {"run_id": run_id} if run_id else None
+    build_agent(db, llm, delay=delay, crash=crash, journal=path).run(TASK, config=config)
 
 
 def serve() -> None:
@@ -163,7 +170,9 @@ def serve() -> None:
         words = line.split()
         if not words or words[0] == "quit":
             break
-        folder, delay, spec = Path(words[1]), float(words[2]), (words[3] if len(words) > 3 else None)
+        folder, delay = Path(words[1]), float(words[2])
+        options = dict(w.split("=", 1) for w in words[3:] if "=" in w)
+        spec = next((w for w in words[3:] if "=" not in w), None)
         pid = os.fork()
         if pid == 0:  # the child: never return into the server loop
             code = 0
@@ -173,7 +182,8 @@ def serve() -> None:
                 os.dup2(devnull, 1)
                 err = os.open(folder / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                 os.dup2(err, 2)
-                run_child(folder, delay, spec)
+                run_child(folder, delay, spec, Path(options["journal"]) if "journal" in options else None,
+                          options.get("run_id"))
             except BaseException:
                 traceback.print_exc()
                 code = 1

@@ -54,9 +54,11 @@ class ForkServer:
         assert got and got[0] == word, f"fork server said {got!r}, expected {word!r}"
         return got[1] if len(got) > 1 else ""
 
-    def start(self, folder: Path, crash: str | None = None) -> int:
+    def start(self, folder: Path, crash: str | None = None, *, journal: Path | None = None,
+              run_id: str | None = None) -> int:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(f"run {folder} {DELAY}{' ' + crash if crash else ''}\n")
+        shared = f" journal={journal} run_id={run_id}" if journal else ""
+        self.proc.stdin.write(f"run {folder} {DELAY}{' ' + crash if crash else ''}{shared}\n")
         self.proc.stdin.flush()
         return int(self.expect("pid"))
 
@@ -175,3 +177,51 @@ def test_crash_at_a_precise_point_resumes_exactly_once(server: ForkServer, refer
     assert server.wait(tmp_path) == -signal.SIGKILL
     assert phase(tmp_path) == expected
     resume_and_check(tmp_path, reference)
+
+
+@pytest.fixture(scope="module")
+def second_server() -> Iterator[ForkServer]:
+    fork_server = ForkServer()
+    yield fork_server
+    fork_server.close()
+
+
+def resume_shared_and_check(folder: Path, journal: Path, run_id: str, reference: Reference) -> None:
+    """Resume one run of a journal shared by two processes and check it against the uninterrupted one."""
+    db = folder / "ledger.db"
+    worker.init_db(db)
+    records = [r for r in read_journal(journal) if r["run"] == run_id]
+    done = sum(r["type"] == "model" for r in records)
+    llm = ScriptedChatModel(worker.SCRIPT[done:])
+    agent = worker.build_agent(db, llm)
+    if any(r["type"] == "run" for r in records):
+        result = agent.resume(journal, run_id=run_id)
+    else:
+        result = agent.run(worker.TASK, journal=journal, config={"run_id": run_id})
+    assert result.status == "finished" and result.output == worker.ANSWER
+    assert worker.writes(db) == worker.ITEMS  # every intended write, exactly once
+    assert [c.text for c in llm.calls] == reference.prompts[done:]
+
+
+def test_two_processes_sharing_one_journal_killed_at_random_resume_exactly_once(
+        server: ForkServer, second_server: ForkServer, reference: Reference, tmp_path: Path) -> None:
+    """Two children journal into one file at once and are SIGKILLed at independent random moments; each
+    run resumes from the shared file to the uninterrupted answer, every write made once, no record lost."""
+    rng = random.Random(11)
+    for trial in range(10):
+        journal = tmp_path / f"shared-{trial}.jsonl"
+        folders = [tmp_path / f"trial-{trial}-{side}" for side in "ab"]
+        for folder in folders:
+            folder.mkdir()
+        pids = [fork.start(folder, journal=journal, run_id=f"run-{trial}-{side}")
+                for fork, folder, side in zip((server, second_server), folders, "ab", strict=True)]
+        kills = sorted((rng.uniform(0, reference.child_seconds * 1.1), pid) for pid in pids)
+        started = time.monotonic()
+        for moment, pid in kills:
+            time.sleep(max(0.0, moment - (time.monotonic() - started)))
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for fork, folder in zip((server, second_server), folders, strict=True):
+            fork.wait(folder)
+        for folder, side in zip(folders, "ab", strict=True):
+            resume_shared_and_check(folder, journal, f"run-{trial}-{side}", reference)
