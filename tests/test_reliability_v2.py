@@ -275,3 +275,48 @@ async def test_arun_writes_the_journal_off_the_event_loop_and_before_going_on(tm
     assert seen[0] == ["run"]
     assert seen[1] == ["run", "model", "tool_start", "tool_end", "step"]
     assert [r["type"] for r in read_journal(journal)][-1] == "end"
+
+
+def test_gigachat_access_token_is_masked_through_the_real_client(tmp_path: Path,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """The real GigaChat client against GigaChat's REST API on loopback: it logs in (the OAuth endpoint hands
+    out an access token), then the chat endpoint echoes the bearer token in its error. The token is masked in
+    result.error, the journal and the log records."""
+    import time as clock
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from langchain_gigachat import GigaChat
+
+    token = "eyJ-GIGACHAT-ACCESS-TOKEN-0123456789"
+
+    class Api(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if self.path.endswith("/oauth"):
+                status, body = 200, {"access_token": token, "expires_at": int(clock.time() * 1000) + 3_600_000}
+            else:
+                status, body = 400, {"message": f"bad header: {self.headers.get('Authorization')}"}
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Api)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        llm = GigaChat(credentials="Y2xpZW50OnNlY3JldA==", base_url=f"http://127.0.0.1:{port}/api/v1",
+                       auth_url=f"http://127.0.0.1:{port}/oauth", verify_ssl_certs=False, model="GigaChat")
+        journal = tmp_path / "j.jsonl"
+        with caplog.at_level(logging.DEBUG, logger="react_agent"):
+            result = ReactAgent(llm, [], retry=None).run("task", journal=journal)
+    finally:
+        server.shutdown()
+    assert result.status == "error" and "Bearer ***" in (result.error or "")
+    assert token not in (result.error or "") and token not in journal.read_text(encoding="utf-8")
+    assert token not in caplog.text
