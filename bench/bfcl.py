@@ -24,6 +24,18 @@ counts an undecodable reply as "no call"; that lenient number is reported too).
 
     python -m bench.bfcl [--limit 8] [--categories simple_python multiple irrelevance]
     python -m bench.bfcl --category-file PATH [--answers PATH]   # any BFCL category file
+
+The small-model techniques (docs/local-models.md, "Techniques for small models") are measured as an
+ablation of the react_agent protocol: each ``--variant NAME=PROMPTS:EXAMPLES:FLAGS`` is a prompt set, the
+worked examples (``none`` or ``generated`` by ``examples_for_tools``) and the ``LocalChatModel`` options
+switched on (``format_patterns``, ``two_stage``, ``grounding``, ``abstain``); every variant runs on every
+case, the categories interleaved, and each decision is appended to ``--records`` at once (a stopped run is
+resumed, and summarised on the cases all variants have). ``--simulate-abstain VARIANT`` adds VARIANT with
+``abstain`` on, computed from its recorded decisions (abstaining is a pure function of the call and the
+task). The summaries go to the ``ablation`` list of bench/results/bfcl.json, next to the main results::
+
+    python -m bench.bfcl --limit 40 --records runs.jsonl --variant base=en:none:- \
+        --variant full=en-compact:generated:format_patterns,two_stage,grounding --simulate-abstain full
 """
 
 from __future__ import annotations

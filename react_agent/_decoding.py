@@ -239,10 +239,11 @@ def unsupported(args: Any, args_schema: Mapping[str, Any], source: str) -> tuple
 
 
 def should_abstain(args: Any, args_schema: Mapping[str, Any], source: str) -> bool:
-    """Whether a call is better not made: more than half of its checked required arguments
-    (:func:`unsupported`) are invented, i.e. the task does not give what the tool needs."""
-    invented, checked = unsupported(args, args_schema, source)
-    return checked > 0 and 2 * invented > checked
+    """Whether a call is better not made: one of its checked required arguments (:func:`unsupported`) has a
+    value the task and history never give, i.e. the task does not ask for this call (or the model could not
+    read the value from it, and the call would be wrong anyway)."""
+    invented, _ = unsupported(args, args_schema, source)
+    return invented > 0
 
 
 def _free_string(schema: Mapping[str, Any]) -> bool:

@@ -373,7 +373,8 @@ def test_unsupported_counts_invented_required_values() -> None:
         == (0, 3)
     assert unsupported({"weight": 70, "height": 2024, "unit": "metres", "note": "x"}, schema, task) == (2, 3)
     assert should_abstain({"weight": 70, "height": 2024, "unit": "metres"}, schema, task)
-    assert not should_abstain({"weight": 72.5, "height": 3, "unit": "metres"}, schema, task)
+    assert should_abstain({"weight": 72.5, "height": 3, "unit": "metres"}, schema, task)  # one invented is enough
+    assert not should_abstain({"weight": 72.5, "height": 1180, "unit": "metres", "kind": "a"}, schema, task)
     assert not should_abstain({"kind": "a"}, schema, task) and unsupported("x", schema, task) == (0, 0)
 
 

@@ -36,6 +36,7 @@ def test_import_does_not_need_llama_cpp_and_capability_is_declared() -> None:
     assert getattr(model, "supports_json_schema", False) is True
     assert model.model_path is None and model.n_ctx == 4096 and model.temperature == 0.0
     assert model.max_tokens == 256 and model.seed == 0 and model.n_threads is None and model.verbose is False
+    assert model.format_patterns and model.two_stage and model.grounding and model.abstain
     assert model._llm_type == "react-agent-llama-cpp"
     assert model._identifying_params["model_path"] == "gemma-3-270m-q4_k_m"
 
@@ -302,3 +303,22 @@ def test_generated_examples_let_the_model_call_an_unseen_tool_set() -> None:
     answer = decide(agent, RunState("Find the area of a triangle with a base of 10 units and height of 5 units."))
     assert answer["action"] == "calculate_triangle_area", answer
     assert answer["action_input"] == {"base": 10, "height": 5}, answer
+
+
+@model_test
+def test_abstains_when_the_task_gives_no_arguments() -> None:
+    """A question no tool answers: the model's call would need invented values, so with the default
+    techniques (abstain) the answer is FINISH."""
+    from langchain_core.tools import StructuredTool
+
+    from react_agent._fewshot import examples_for_tools
+
+    schema = {"type": "object", "properties": {"amount": {"type": "number"}, "from_currency": {"type": "string"},
+                                               "to_currency": {"type": "string"}},
+              "required": ["amount", "from_currency", "to_currency"]}
+    tools = [StructuredTool(name="convert_currency", description="Convert an amount from one currency to another.",
+                            args_schema=schema, func=lambda **kw: "ok")]
+    agent = ReactAgent(LocalChatModel(max_tokens=96), tools, prompts="en-compact", examples=examples_for_tools(tools))
+    answer = decide(agent, RunState("Where is the closest Italian restaurant?"))
+    assert answer["action"] == FINISH, answer
+    assert isinstance(answer["action_input"], str)

@@ -325,13 +325,13 @@ class LocalChatModel(BaseChatModel):
     format_patterns: bool = True
     """Give string arguments that are e-mails, user names, phones or URLs (by ``format`` or by name) a
     ``pattern`` in the grammar (:func:`react_agent._decoding.with_format_patterns`)."""
-    two_stage: bool = False
+    two_stage: bool = True
     """Decode an agent answer in two stages: ``{"thought", "action"}`` under an enum of the action names, then
     ``action_input`` under that one action's schema, continuing the same text (plain prompt format only)."""
-    abstain: bool = False
-    """Answer FINISH instead of a call whose required arguments are mostly invented (absent from the task
+    abstain: bool = True
+    """Answer FINISH instead of a call with a required argument whose value is invented (absent from the task
     and history: :func:`react_agent._decoding.should_abstain`); the model then writes the answer text."""
-    grounding: bool = False
+    grounding: bool = True
     """After an agent answer, decode the arguments again when a free-text string value occurs nowhere in
     the task and history, with that field restricted to spans of the task text (plain prompt format only)."""
 
@@ -512,7 +512,7 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     arguments under that one action's schema, followed by the closing ``}``. Grounding: when a free-text
     argument does not occur in the task and history (:func:`react_agent._decoding.ungrounded`), the
     arguments are decoded once more after the same prefix, each suspect field restricted to spans of the
-    task. Abstaining: when most required arguments are still invented
+    task. Abstaining: when a required argument is still invented
     (:func:`react_agent._decoding.should_abstain`), the answer becomes FINISH after the same thought, with
     an answer text the model writes. ``source`` is the text the arguments must come from; ``None``: the
     prompt after its last turn marker (:func:`react_agent._decoding.grounding_source`). A reply that cannot
