@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 # The character classes leave out '"' and '\\' (they would need JSON escapes) and white space.
-EMAIL_PATTERN = r'^[^@ "\\]+@[^@ "\\.]+(\.[^@ "\\.]+)+$'
+EMAIL_PATTERN = r'^[^@ "\\]+@[^@ "\\.]+([.][^@ "\\.]+)+$'
 """An e-mail address: ``local@domain.tld``."""
 LOGIN_PATTERN = r'^[^@ "\\]+$'
 """A user name or login: no ``@`` and no spaces."""

@@ -278,7 +278,7 @@ def test_two_stages_compose_one_answer(demo_tools: list[Any]) -> None:
                                 "action_input": {"username": "Viacheslav", "email": "Viacheslav@test.com"}}
     (p1, s1, x1, stop1), (p2, s2, x2, stop2) = script.calls
     assert (p1, s1, x1, stop1) == (PROMPT, schema, "", ['"action_input"'])  # stage 1 stops at the arguments
-    assert p2 == PROMPT + '{"thought": "I must register Viacheslav.", "action": "register_user", "action_input": '
+    assert p2 == PROMPT + '{"thought": "I must register Viacheslav.", "action": "register_user", "action_input":'
     assert (s2, x2, stop2) == (branches(schema)["register_user"], "}", [])  # type: ignore[index]
 
 
@@ -306,7 +306,7 @@ def test_grounding_alone_keeps_a_grounded_single_answer(demo_tools: list[Any]) -
     script = _Script(bad, '{"username": "Ivan"}}')
     text = _staged_answer(script, PROMPT, schema, two_stage=False, grounding=True)
     assert json.loads(text) == {"thought": "x", "action": "search_db", "action_input": {"username": "Ivan"}}
-    assert script.calls[1][0].endswith('Answer:{"thought": "x", "action": "search_db", "action_input": ')
+    assert script.calls[1][0].endswith('Answer:{"thought": "x", "action": "search_db", "action_input":')
 
 
 def test_finish_and_cut_replies(demo_tools: list[Any]) -> None:
@@ -386,7 +386,7 @@ def test_abstaining_turns_an_invented_call_into_finish(demo_tools: list[Any]) ->
                           grounding=False, abstain=True)
     assert json.loads(text) == {"thought": "I must compute.", "action": FINISH,
                                 "action_input": "No tool can tell a joke."}
-    assert script.calls[2][0].endswith('"action": "FINISH", "action_input": ') and script.calls[2][1] == {
+    assert script.calls[2][0].endswith('"action": "FINISH", "action_input":') and script.calls[2][1] == {
         "type": "string"}
     good = '{"thought": "x", "action": "search_db", "action_input": {"username": "Ivan"}}'
     assert _staged_answer(_Script(good), PROMPT, schema, two_stage=False, grounding=False, abstain=True) == good

@@ -251,8 +251,8 @@ def _grammar_for(schema_json: str, suffix: str = "") -> Any:
             text = JSON_GBNF
         else:
             text = json_schema_to_gbnf(json.dumps(bounded_integers(json.loads(schema_json))))
-        if suffix:
-            text = re.sub(r"(?m)^root ::=", "stage-root ::=", text) + f"\nroot ::= stage-root {json.dumps(suffix)}\n"
+        if suffix:  # a continued value: an optional leading space (the prompt ends at the colon), then the suffix
+            text = re.sub(r"(?m)^root ::=", "stage-root ::=", text) + f'\nroot ::= " "? stage-root {json.dumps(suffix)}\n'
         return LlamaGrammar.from_string(text, verbose=False)
     except Exception as exc:  # the converter asserts on schemas it cannot express
         raise ValueError(f"llama.cpp cannot turn this JSON schema into a grammar: {exc}") from exc
@@ -508,8 +508,9 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
 
     ``complete(prompt, schema, suffix=..., stop=...)`` is one constrained completion. Two stages: first the
     answer up to its ``"action_input"`` key (the whole answer schema, stopped there: the thought and the
-    action name, written as the model writes them), then the text goes on with ``"action_input": `` and the
-    arguments under that one action's schema, followed by the closing ``}``. Grounding: when a free-text
+    action name, written as the model writes them), then the text goes on with ``"action_input":`` and the
+    arguments under that one action's schema (an optional space first: a prompt that ends in a space makes
+    the model start its value with an unusual token), followed by the closing ``}``. Grounding: when a free-text
     argument does not occur in the task and history (:func:`react_agent._decoding.ungrounded`), the
     arguments are decoded once more after the same prefix, each suspect field restricted to spans of the
     task. Abstaining: when a required argument is still invented
@@ -529,7 +530,7 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
             return head
         thought_match = _THOUGHT.search(head)
         thought = json.loads(thought_match.group(1)) if thought_match else ""
-        prefix = head + _ARGS_KEY + ": "
+        prefix = head + _ARGS_KEY + ":"
         body = complete(prompt + prefix, actions[action], suffix="}")
     else:
         text = complete(prompt, schema)
@@ -544,7 +545,7 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
         if action not in actions or action == FINISH:
             return text
         prefix = "{" + "".join(f"{json.dumps(k)}: {json.dumps(decided[k], ensure_ascii=False)}, "
-                               for k in decided if k != "action_input") + _ARGS_KEY + ": "
+                               for k in decided if k != "action_input") + _ARGS_KEY + ":"
     changed = two_stage
     if action != FINISH and (grounding or abstain):
         source = _decoding.grounding_source(prompt) if source is None else source
@@ -557,7 +558,7 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
         if abstain and FINISH in actions and _decoding.should_abstain(args, actions[action], source):
             logger.debug("the task gives no values for %s's arguments: answering FINISH instead", action)
             said = json.dumps(thought, ensure_ascii=False)
-            finish = "{" + f'"thought": {said}, "action": "{FINISH}", {_ARGS_KEY}: '
+            finish = "{" + f'"thought": {said}, "action": "{FINISH}", {_ARGS_KEY}:'
             return finish + complete(prompt + finish, actions[FINISH], suffix="}")
     return prefix + body if changed else text
 
