@@ -167,9 +167,12 @@ def _norm(text: str) -> str:
     return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
-def is_grounded(value: str, source: str) -> bool:
-    """Whether ``value`` occurs in ``source``, ignoring case, spaces and punctuation (``""`` counts as
-    grounded: it claims nothing)."""
+def is_grounded(value: str, source: str, *, exact: bool = False) -> bool:
+    """Whether ``value`` occurs in ``source``, ignoring case, spaces and punctuation, or with ``exact`` as it
+    is (an e-mail or login written in another case is another value); ``""`` counts as grounded: it claims
+    nothing."""
+    if exact:
+        return not value or value in source
     key = _norm(value)
     return not key or key in _norm(source)
 
@@ -177,7 +180,8 @@ def is_grounded(value: str, source: str) -> bool:
 def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str) -> list[str]:
     """The top-level free-text string arguments of ``args`` whose values do not occur in ``source``.
 
-    Only properties whose schema is a plain string (no ``enum``/``const``) are checked, and only non-empty
+    Values of fields with a ``pattern`` (e-mails, logins, phones, URLs) must occur exactly. Only
+    properties whose schema is a plain string (no ``enum``/``const``) are checked, and only non-empty
     values; numbers, booleans and nested values are left alone.
     """
     if not isinstance(args, Mapping):
@@ -188,7 +192,8 @@ def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str) -> list[s
     bad = []
     for name, value in args.items():
         sub = props.get(name)
-        if isinstance(value, str) and isinstance(sub, Mapping) and _free_string(sub) and not is_grounded(value, source):
+        if isinstance(value, str) and isinstance(sub, Mapping) and _free_string(sub) and not is_grounded(
+                value, source, exact="pattern" in _string_branch(sub)):
             bad.append(name)
     return bad
 

@@ -400,3 +400,10 @@ def test_stage_two_keeps_hoisted_definitions() -> None:
     script = _Script('{"thought": "x", "action": "t", ', '{}}')
     _staged_answer(script, PROMPT, schema, two_stage=True, grounding=False)
     assert script.calls[1][1] == {**node, "$defs": {"t__Node": node}}
+
+
+def test_patterned_values_must_occur_exactly() -> None:
+    schema = {"type": "object", "properties": {"email": {"type": "string", "pattern": EMAIL_PATTERN},
+                                               "city": {"type": "string"}}}
+    assert ungrounded({"email": "viacheslav@test.com", "city": "VIACHESLAV"}, schema, SEED_TASK) == ["email"]
+    assert ungrounded({"email": "Viacheslav@test.com"}, schema, SEED_TASK) == []
