@@ -151,16 +151,23 @@ def grounding_source(prompt: str, markers: Sequence[str] = _TURN_MARKERS) -> str
     """The part of ``prompt`` that states the current task and its history: from the last turn marker of
     the compact prompts (``Now your turn`` / ``Теперь твой ход``), else from the full prompts' ``**Task**:``
     label; the whole prompt when there is none. Worked examples before the marker are left out, so a value
-    copied from an example is not "grounded"."""
-    best = -1
+    copied from an example is not "grounded", and so are the labels that start lines (``Answer:``)."""
+    best, length = -1, 0
     for marker in markers[:2]:
-        best = max(best, prompt.rfind(marker))
+        found = prompt.rfind(marker)
+        if found > best:
+            best, length = found, len(marker)
     if best < 0:
         for marker in markers[2:]:
             found = prompt.find(marker)
-            if found >= 0:
-                best = found if best < 0 else min(best, found)
-    return prompt[best:] if best >= 0 else prompt
+            if found >= 0 and (best < 0 or found < best):
+                best, length = found, len(marker)
+    text = prompt[best + length:] if best >= 0 else prompt
+    return _LABEL.sub("", text)
+
+
+_LABEL = re.compile(r"(?m)^[ \t]*\w[\w ]{0,30}:(?=\s|$)")
+"""A template's line label (``Task:``, ``History:``, ``Answer:``, ``Observation:``): not task text."""
 
 
 def _norm(text: str) -> str:

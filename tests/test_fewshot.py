@@ -223,9 +223,9 @@ def test_grounding_source_skips_the_examples() -> None:
     prompt = ("Tools: ...\nExample 1\nTask: Register Anna\nAnswer: {...}\nNow your turn\nTask: " + SEED_TASK
               + "\nHistory: User Ivan registered\nAnswer:")
     source = grounding_source(prompt)
-    assert source.startswith("Now your turn") and "Anna" not in source and "Ivan registered" in source
+    assert source == "\n " + SEED_TASK + "\n User Ivan registered\n"  # no marker, no labels, no example
     full = "intro\n**Task**: find Ivan\n**Examples**:\nTask: find Anna"
-    assert grounding_source(full).startswith("**Task**: find Ivan")
+    assert grounding_source(full).startswith(" find Ivan")
     assert grounding_source("no marker") == "no marker"
 
 
@@ -387,7 +387,7 @@ def test_abstaining_turns_an_invented_call_into_finish(demo_tools: list[Any]) ->
     assert json.loads(text) == {"thought": "I must compute.", "action": FINISH,
                                 "action_input": "No tool can tell a joke."}
     assert script.calls[2][0].endswith('"action": "FINISH", "action_input":') and script.calls[2][1] == {
-        "type": "string"}
+        "type": "string", "maxLength": 160}  # a refusal is short: unbounded, the model rambles to max_tokens
     good = '{"thought": "x", "action": "search_db", "action_input": {"username": "Ivan"}}'
     assert _staged_answer(_Script(good), PROMPT, schema, two_stage=False, grounding=False, abstain=True) == good
 

@@ -252,7 +252,8 @@ def _grammar_for(schema_json: str, suffix: str = "") -> Any:
         else:
             text = json_schema_to_gbnf(json.dumps(bounded_integers(json.loads(schema_json))))
         if suffix:  # a continued value: an optional leading space (the prompt ends at the colon), then the suffix
-            text = re.sub(r"(?m)^root ::=", "stage-root ::=", text) + f'\nroot ::= " "? stage-root {json.dumps(suffix)}\n'
+            root = f'\nroot ::= " "? stage-root {json.dumps(suffix)}\n'
+            text = re.sub(r"(?m)^root ::=", "stage-root ::=", text) + root
         return LlamaGrammar.from_string(text, verbose=False)
     except Exception as exc:  # the converter asserts on schemas it cannot express
         raise ValueError(f"llama.cpp cannot turn this JSON schema into a grammar: {exc}") from exc
@@ -498,6 +499,7 @@ class _Calls:
 
 
 _ARGS_KEY = '"action_input"'
+_ABSTAIN_ANSWER_LENGTH = 160
 _THOUGHT = re.compile(r'"thought"\s*:\s*("(?:[^"\\]|\\.)*")')
 _ACTION = re.compile(r'"action"\s*:\s*("(?:[^"\\]|\\.)*")')
 
@@ -559,7 +561,8 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
             logger.debug("the task gives no values for %s's arguments: answering FINISH instead", action)
             said = json.dumps(thought, ensure_ascii=False)
             finish = "{" + f'"thought": {said}, "action": "{FINISH}", {_ARGS_KEY}:'
-            return finish + complete(prompt + finish, actions[FINISH], suffix="}")
+            short = {**actions[FINISH], "maxLength": _ABSTAIN_ANSWER_LENGTH}  # a refusal; unbounded, it rambles
+            return finish + complete(prompt + finish, short, suffix="}")
     return prefix + body if changed else text
 
 
