@@ -617,8 +617,9 @@ def record_ablation(config: dict[str, Any], results: dict[str, Any], *, out_dir:
     path = (out_dir or _common.RESULTS) / f"{NAME}.json"
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"benchmark": NAME}
     entry = ablation_entry(config, results)
-    key = (entry["prompts"], entry["examples"], json.dumps(entry["techniques"], sort_keys=True), entry["limit"])
-    rows = [r for r in data.get("ablation", []) if (r.get("prompts"), r.get("examples"),
+    key = (entry["variant"], entry["prompts"], entry["examples"], json.dumps(entry["techniques"], sort_keys=True),
+           entry["limit"])
+    rows = [r for r in data.get("ablation", []) if (r.get("variant"), r.get("prompts"), r.get("examples"),
             json.dumps(r.get("techniques"), sort_keys=True), r.get("limit")) != key]
     data["ablation"] = [*rows, entry]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -638,11 +639,12 @@ def ablation_markdown(data: dict[str, Any]) -> str:
             s = (entry["categories"] or {}).get(category)
             cells.append(f"{s['correct']}/{s['n']} ({100 * s['accuracy']:.0f} %)" if s else "")
         seconds = (entry["categories"].get("all") or {}).get("mean_seconds", 0.0)
-        rows.append([entry["prompts"], entry["examples"], flags, *cells, f"{seconds:.1f}"])
+        rows.append([entry.get("variant") or "", entry["prompts"], entry["examples"], flags, *cells,
+                     f"{seconds:.1f}"])
     if not rows:
         return ""
-    return _common.table(["prompts", "examples", "LocalChatModel techniques", "simple_python", "multiple",
-                          "irrelevance", "s / case"], rows)
+    return _common.table(["variant", "prompts", "examples", "LocalChatModel techniques", "simple_python",
+                          "multiple", "irrelevance", "s / case"], rows)
 
 
 if __name__ == "__main__":
