@@ -67,6 +67,7 @@ __all__ = [
     "accepts_idempotency_key",
     "canonical_json",
     "current_tool_call",
+    "cut_torn_tail",
     "decide_approval",
     "idempotency_key",
     "prompt_digest",
@@ -403,22 +404,21 @@ def _encode(record: Mapping[str, Any]) -> bytes:
         return (json.dumps(record, ensure_ascii=True, default=str, separators=(",", ":")) + "\n").encode()
 
 
-def _cut_torn_tail(fd: int) -> None:
-    """Under the file lock: drop a last line without its newline (a write that a crash tore; it was
-    never acknowledged), so that the next record starts on a line of its own."""
+def cut_torn_tail(fd: int, what: str = "journal") -> None:
+    """Under the caller's file lock: drop a last line without its newline (a write that a crash tore; it
+    was never acknowledged), so that the next record starts on a line of its own."""
     size = os.fstat(fd).st_size
     if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
         return
     end = size
     while end > 0:
         start = max(0, end - 65536)
-        chunk = os.pread(fd, end - start, start)
-        newline = chunk.rfind(b"\n")
+        newline = os.pread(fd, end - start, start).rfind(b"\n")
         if newline >= 0:
             end = start + newline + 1
             break
         end = start
-    logger.warning("journal: cutting off a torn last record of %d bytes left by a crash", size - end)
+    logger.warning("%s: cutting off a torn last record of %d bytes left by a crash", what, size - end)
     os.ftruncate(fd, end)
 
 
@@ -430,7 +430,7 @@ def _append_durably(path: Path, data: bytes) -> None:
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)
-        _cut_torn_tail(fd)
+        cut_torn_tail(fd)
         view = memoryview(data)
         while view:
             written = os.write(fd, view)

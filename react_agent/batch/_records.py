@@ -17,6 +17,7 @@ except ImportError:  # not POSIX: no lock against a second batch writing the sam
 from pydantic import BaseModel, ConfigDict, Field
 
 from react_agent._errors import ConfigError
+from react_agent._journal import cut_torn_tail
 
 __all__ = ["BatchSummary", "CheckResult", "ResultsFile", "TaskResult", "read_results"]
 
@@ -166,25 +167,8 @@ class ResultsFile:
                 self._handle.close()
                 raise ConfigError(f"another batch is writing {os.fspath(path)!r}; wait for it or use another "
                                   f"--out file") from None
-        self._cut_torn_tail()
+        cut_torn_tail(self._handle.fileno(), f"results file {self.path}")
         self.done: set[str] = set()
-
-    def _cut_torn_tail(self) -> None:
-        fd = self._handle.fileno()
-        size = os.fstat(fd).st_size
-        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-            return
-        end = size
-        while end > 0:
-            start = max(0, end - 65536)
-            newline = os.pread(fd, end - start, start).rfind(b"\n")
-            if newline >= 0:
-                end = start + newline + 1
-                break
-            end = start
-        logger.warning("results file %s: cutting off a torn last line of %d bytes left by a kill", self.path,
-                       size - end)
-        os.ftruncate(fd, end)
 
     def drop(self, statuses: Collection[str]) -> int:
         """Remove the results whose status is one of ``statuses`` (so those tasks run again); returns how many.
