@@ -34,6 +34,7 @@ from typing import Any
 
 from react_agent._errors import OutputParseError
 from react_agent._jsonish import Budget, decode
+from react_agent._planparse import drop_think
 from react_agent._types import FINISH, AgentAction
 
 __all__ = ["parse_response"]
@@ -76,8 +77,6 @@ _MESSAGES = {
 }
 _BOTH = "Either call one tool or give the final answer, not both."
 
-_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
-_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 # scan tokens: a run of flat objects (no nested braces, no single quotes), a brace run, a stretch of
 # whole strings and plain text that cannot change the state (inside objects), or a lone quote
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
@@ -260,20 +259,9 @@ def _whole_object(text: str, ctx: _Ctx) -> AgentAction | None:
 
 
 def _strip_think(text: str) -> str:
-    close, opening = _THINK_CLOSE.search(text), _THINK_OPEN.search(text)
-    if close and (opening is None or close.start() < opening.start()):
-        text = text[close.end() :]  # the chat template opened the block
-    kept: list[str] = []
-    pos = 0
-    while (start := _THINK_OPEN.search(text, pos)) is not None:
-        kept.append(text[pos : start.start()])
-        end = _THINK_CLOSE.search(text, start.end())
-        if end is None:  # never closed: the rest is still thinking
-            if not "".join(kept).strip():
-                raise _Refusal("truncated", "Close the <think> block, then write the action.")
-            return "".join(kept)
-        pos = end.end()
-    body = "".join(kept) + text[pos:]
+    body, unclosed = drop_think(text)
+    if unclosed and not body.strip():
+        raise _Refusal("truncated", "Close the <think> block, then write the action.")
     if not body.strip():
         raise _Refusal("no_action", "Your reply held only a <think> block.")
     return body

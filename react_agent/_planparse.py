@@ -36,7 +36,7 @@ def extract_json(text: str) -> list[Any]:
     at most :data:`MAX_CANDIDATES` are tried. Raises ``ValueError`` when nothing decodes and a bracket
     or string was left open (the reply was cut off).
     """
-    text, cut_off = _drop_think(text)
+    text, cut_off = drop_think(text)
     values: list[Any] = []
     budget = Budget()
     tried = 0
@@ -55,7 +55,7 @@ def extract_json(text: str) -> list[Any]:
     return values
 
 
-def _drop_think(text: str) -> tuple[str, bool]:
+def drop_think(text: str) -> tuple[str, bool]:
     """The text without think blocks, and whether it ended inside one."""
     close, opening = _THINK_CLOSE.search(text), _THINK_OPEN.search(text)
     if close and (opening is None or close.start() < opening.start()):
