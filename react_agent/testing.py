@@ -101,12 +101,17 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(item, BaseException):
             raise item
         message = item if isinstance(item, AIMessage) else AIMessage(content=item)
-        if self.usage and message.usage_metadata is None:
-            prompt_words = sum(len(str(m.content).split()) for m in messages)
-            out_words = len(str(message.content).split())
-            message = message.model_copy(update={"usage_metadata": {
-                "input_tokens": prompt_words, "output_tokens": out_words, "total_tokens": prompt_words + out_words}})
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return _result(message, messages, usage=self.usage)
+
+
+def _result(message: AIMessage, messages: list[BaseMessage], *, usage: bool) -> ChatResult:
+    """The chat result of ``message``; with ``usage``, it reports whitespace-separated word counts as tokens."""
+    if usage and message.usage_metadata is None:
+        prompt_words = sum(len(str(m.content).split()) for m in messages)
+        out_words = len(str(message.content).split())
+        message = message.model_copy(update={"usage_metadata": {
+            "input_tokens": prompt_words, "output_tokens": out_words, "total_tokens": prompt_words + out_words}})
+    return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 class FunctionChatModel(BaseChatModel):
@@ -147,12 +152,7 @@ class FunctionChatModel(BaseChatModel):
         with self._lock:
             self._calls.append(RecordedCall(list(messages), dict(kwargs), str(text)))
         message = item if isinstance(item, AIMessage) else AIMessage(content=str(item))
-        if self.usage and message.usage_metadata is None:
-            prompt_words = sum(len(str(m.content).split()) for m in messages)
-            out_words = len(str(message.content).split())
-            message = message.model_copy(update={"usage_metadata": {
-                "input_tokens": prompt_words, "output_tokens": out_words, "total_tokens": prompt_words + out_words}})
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return _result(message, messages, usage=self.usage)
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
