@@ -318,7 +318,8 @@ def test_abstains_when_the_task_gives_no_arguments() -> None:
               "required": ["amount", "from_currency", "to_currency"]}
     tools = [StructuredTool(name="convert_currency", description="Convert an amount from one currency to another.",
                             args_schema=schema, func=lambda **kw: "ok")]
-    agent = ReactAgent(LocalChatModel(max_tokens=96), tools, prompts="en-compact", examples=examples_for_tools(tools))
+    # the default budget: the thought, the abandoned arguments and the answer text share max_tokens
+    agent = ReactAgent(LocalChatModel(), tools, prompts="en-compact", examples=examples_for_tools(tools))
     answer = decide(agent, RunState("Where is the closest Italian restaurant?"))
     assert answer["action"] == FINISH, answer
     assert isinstance(answer["action_input"], str)
