@@ -261,7 +261,8 @@ class _Script:
         self.replies = list(replies)
         self.calls: list[tuple[str, Mapping[str, Any], str, list[str]]] = []
 
-    def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Any = ()) -> str:
+    def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Any = (),
+                 min_tokens: int = 1) -> str:
         self.calls.append((prompt, schema, suffix, list(stop)))
         return self.replies.pop(0)
 

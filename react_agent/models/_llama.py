@@ -58,7 +58,14 @@ from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMe
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from react_agent import _decoding
+from react_agent._decoding import (
+    branches,
+    grounded_schema,
+    grounding_source,
+    should_abstain,
+    ungrounded,
+    with_format_patterns,
+)
 from react_agent._types import FINISH
 
 __all__ = [
@@ -412,7 +419,7 @@ class LocalChatModel(BaseChatModel):
         else:
             schema = schema_from_response_format(response_format)
             if schema is not None and self.format_patterns:
-                schema = _decoding.with_format_patterns(schema)
+                schema = with_format_patterns(schema)
 
         llama, lock = self._client()
         options: dict[str, Any] = {"temperature": temperature, "seed": seed, "stop": list(stop or [])}
@@ -421,7 +428,7 @@ class LocalChatModel(BaseChatModel):
         )
         techniques = self.two_stage or self.grounding or self.abstain
         staged = (grammar is None and schema is not None and not use_chat and techniques
-                  and _decoding.branches(schema) is not None)
+                  and branches(schema) is not None)
         with lock:
             if staged:
                 assert schema is not None
@@ -484,9 +491,9 @@ class _Calls:
         self.finish: str | None = "stop"
 
     def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "",
-                 stop: Sequence[str] = ()) -> str:
+                 stop: Sequence[str] = (), min_tokens: int = 1) -> str:
         grammar = _grammar_for(json.dumps(schema, sort_keys=False), suffix)
-        remaining = max(1, self.budget - self.completion_tokens)
+        remaining = max(min_tokens, self.budget - self.completion_tokens)
         options = {**self.options, "stop": [*self.options.get("stop", []), *stop]}
         response = self.llama.create_completion(prompt, grammar=grammar, max_tokens=remaining, **options)
         usage = response.get("usage") or {}
@@ -521,7 +528,7 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     prompt after its last turn marker (:func:`react_agent._decoding.grounding_source`). A reply that cannot
     be read at any point is returned as it is (a cut reply stays cut).
     """
-    actions = _decoding.branches(schema) or {}
+    actions = branches(schema) or {}
     if isinstance(schema.get("$defs"), Mapping):  # hoisted recursive definitions: every stage needs them
         actions = {name: {**args, "$defs": schema["$defs"]} for name, args in actions.items()}
     if two_stage:
@@ -550,20 +557,29 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
                                for k in decided if k != "action_input") + _ARGS_KEY + ":"
     changed = two_stage
     if action != FINISH and (grounding or abstain):
-        source = _decoding.grounding_source(prompt) if source is None else source
+        source = grounding_source(prompt) if source is None else source
         args = _json_or_none(body.rstrip()[:-1])
-        suspects = _decoding.ungrounded(args, actions[action], source) if grounding else []
+        suspects = ungrounded(args, actions[action], source) if grounding else []
         if suspects:
             logger.debug("arguments %s of %s do not occur in the task; decoding them again", suspects, action)
-            body = complete(prompt + prefix, _decoding.grounded_schema(actions[action], suspects, source), suffix="}")
+            body = complete(prompt + prefix, grounded_schema(actions[action], suspects, source), suffix="}")
             args, changed = _json_or_none(body.rstrip()[:-1]), True
-        if abstain and FINISH in actions and _decoding.should_abstain(args, actions[action], source):
+        if abstain and FINISH in actions and should_abstain(args, actions[action], source):
             logger.debug("the task gives no values for %s's arguments: answering FINISH instead", action)
             said = json.dumps(thought, ensure_ascii=False)
             finish = "{" + f'"thought": {said}, "action": "{FINISH}", {_ARGS_KEY}:'
             short = {**actions[FINISH], "maxLength": _ABSTAIN_ANSWER_LENGTH}  # a refusal; unbounded, it rambles
-            return finish + complete(prompt + finish, short, suffix="}")
+            answer = finish + complete(prompt + finish, short, suffix="}", min_tokens=_ABSTAIN_ANSWER_TOKENS)
+            if _json_or_none(answer) is None:  # cut by the token budget after all: close the answer text
+                text = answer[len(finish):].strip().removeprefix('"').rstrip("}").rstrip('"').rstrip("\\")
+                value = _json_or_none('"' + text + '"')
+                answer = finish + " " + json.dumps(value if isinstance(value, str) else text, ensure_ascii=False) + "}"
+            return answer
     return prefix + body if changed else text
+
+
+_ABSTAIN_ANSWER_TOKENS = 80
+"""Tokens the abstaining answer may use even when the call's budget is spent (160 characters fit)."""
 
 
 def _json_or_none(text: str) -> Any:
