@@ -48,9 +48,11 @@ from react_agent import (
     JournalMismatchError,
     ReactAgent,
     ReflectionAgent,
+    Usage,
     __version__,
     read_journal,
 )
+from react_agent._decompose import split_task
 from react_agent._retry import explain_model_error
 from react_agent.batch._cli import add_batch_commands
 from react_agent.demo import DEMO_EXAMPLES, SEED_TASKS, UserDB, make_demo_tools
@@ -447,7 +449,7 @@ def build_agent(args: argparse.Namespace, llm: BaseLanguageModel[Any], tools: li
     """The agent of ``--agent`` with the options of the flags; a tool the agent refuses is a
     :class:`CliError` (:data:`EXIT_TOOLS` for the user's tools)."""
     options: dict[str, Any] = {"prompts": args.lang, "approve": _approver(args, console)}
-    if str(args.model).partition(":")[0].lower() == "local":  # a small model: compact prompt, worked examples
+    if _is_local(args):  # a small model: compact prompt, worked examples
         names = {FINISH, *(getattr(t, "name", getattr(t, "__name__", "")) for t in tools)}
         examples = [e for e in DEMO_EXAMPLES[args.lang]
                     if {e.answer.action, *(s.action for s in e.steps if s.action)} <= names]
@@ -744,7 +746,14 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
         try:
             for run, task in enumerate(tasks, 1):
                 console.line(f"Task {run}/{len(tasks)}: {task}", "bold")
-                result, seconds = run_task(console, agent.stream(task), task, trace, run)
+                # a small local model does one tool per task: a compound task runs as its parts, in turn
+                parts = split_task(task, lang=args.lang) if _is_local(args) else [task]
+                done = []
+                for part in parts:
+                    if len(parts) > 1:
+                        console.line(f"Part: {part}", "bold")
+                    done.append(run_task(console, agent.stream(part), part, trace, run))
+                result, seconds = _combined([r for r, _ in done]), sum(s for _, s in done)
                 console.answer(f"Answer {run}: " + (result.output if result.status == "finished" else "(none)"))
                 rows.append((task, result, seconds))
         finally:
@@ -759,6 +768,21 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
         console.answer(f"{name} registered: {'yes' if found else 'no'}")
     finished = all(result.status == "finished" for _, result, _ in rows)
     return EXIT_OK if finished and registered["Ivan"] else EXIT_NOT_FINISHED
+
+
+def _is_local(args: argparse.Namespace) -> bool:
+    return str(args.model).partition(":")[0].lower() == "local"
+
+
+def _combined(results: list[AgentResult]) -> AgentResult:
+    """The results of a task's parts as one: finished when every part finished, the answers joined."""
+    if len(results) == 1:
+        return results[0]
+    usage = sum((r.usage for r in results), Usage())
+    status = next((r.status for r in results if r.status != "finished"), "finished")
+    return AgentResult(output=" ".join(r.output for r in results), status=status,
+                       steps=[s for r in results for s in r.steps], llm_calls=sum(r.llm_calls for r in results),
+                       usage=usage, error=next((r.error for r in results if r.error), None))
 
 
 # ---------------------------------------------------------------------------------------------- the parser

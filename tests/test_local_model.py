@@ -252,6 +252,22 @@ def test_cli_demo_registers_ivan(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 @model_test
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_cli_demo_completes_both_seed_tasks(lang: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`react-agent demo` in each language on the embedded model: the compound second task runs as its two
+    parts, so Viacheslav is registered with his own address and Ivan is found; the demo exits 0."""
+    trace = tmp_path / "trace.jsonl"
+    assert cli.main(["demo", "--lang", lang, "--trace", str(trace)]) == 0
+    out = capsys.readouterr().out
+    assert "Ivan registered: yes" in out and "Viacheslav registered: yes" in out, out
+    steps = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    calls = [(r["action"], r["action_input"]) for r in steps if r["type"] == "step" and r["run"] == 2
+             and r["action"] not in (None, "FINISH")]
+    assert ("register_user", {"username": "Viacheslav", "email": "Viacheslav@test.com"}) in calls, calls
+    assert any(name == "search_db" and args.get("username") == "Ivan" for name, args in calls), calls
+
+
+@model_test
 def test_clear_cache_frees_and_reloads(model: LocalChatModel) -> None:
     model.invoke("a", max_tokens=1)
     assert llama_module._LLAMAS
