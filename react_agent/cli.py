@@ -54,7 +54,7 @@ from react_agent import (
 )
 from react_agent._decompose import split_task
 from react_agent._retry import explain_model_error
-from react_agent.batch._cli import add_batch_commands
+from react_agent.batch._cli import add_batch_commands, positive_int, positive_seconds
 from react_agent.demo import DEMO_EXAMPLES, SEED_TASKS, UserDB, make_demo_tools
 
 __all__ = ["CliError", "build_model", "load_tools", "main"]
@@ -791,22 +791,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return int(text)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be positive seconds, got {text!r}")
-    return value
-
-
 _MODEL_HELP = ("local (embedded llama.cpp model, default), gigachat, or provider:name: openai:gpt-4.1, "
                "vllm:NAME, llamacpp:NAME, ollama:NAME, gigachat:NAME, local:FILE.gguf")
 
@@ -823,7 +807,7 @@ def _model_flags(sub: argparse.ArgumentParser) -> None:
 def _agent_flags(sub: argparse.ArgumentParser, *, agent_default: str | None = "react") -> None:
     sub.add_argument("--agent", choices=("react", "reflection", "plan"), default=agent_default,
                      help="default: react" if agent_default else "default: the journaled run's agent")
-    sub.add_argument("--max-iterations", type=_positive, metavar="N", help="model decisions per task (default: 5)")
+    sub.add_argument("--max-iterations", type=positive_int, metavar="N", help="model decisions per task (default: 5)")
     sub.add_argument("--trace", metavar="FILE.jsonl", help="write one JSON object per step and per result")
     sub.add_argument("--yes", action="store_true", help="approve every tool that asks for approval")
     sub.add_argument("--debug", action="store_true", help="show debug logs and tracebacks")
@@ -837,8 +821,8 @@ def _work_flags(sub: argparse.ArgumentParser) -> None:
                      "(stdio) or an http(s):// URL (streamable HTTP); its tools are given to the agent; repeatable")
     sub.add_argument("--lang", choices=("ru", "en"), help="language of prompts and demo tools (default: ru if the "
                      "task has Cyrillic letters, else en)")
-    sub.add_argument("--timeout", type=_seconds, metavar="S", help="seconds a run may take (status timeout)")
-    sub.add_argument("--tool-timeout", type=_seconds, metavar="S", help="seconds one tool call may take")
+    sub.add_argument("--timeout", type=positive_seconds, metavar="S", help="seconds a run may take (status timeout)")
+    sub.add_argument("--tool-timeout", type=positive_seconds, metavar="S", help="seconds one tool call may take")
     sub.add_argument("--db", metavar="FILE", help="SQLite file of the demo user tools "
                      "(default: $XDG_DATA_HOME/react-agent/demo.db or ~/.local/share/react-agent/demo.db)")
     sub.add_argument("--root", metavar="DIR", help="the demo read_file reads only under DIR (default: .)")

@@ -283,13 +283,15 @@ def cmd_eval(args: argparse.Namespace, console: Any) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- the parser
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
+    """argparse type: a positive integer."""
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
     return int(text)
 
 
-def _seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
+    """argparse type: positive, finite seconds."""
     try:
         value = float(text)
     except ValueError:
@@ -300,21 +302,22 @@ def _seconds(text: str) -> float:
 
 
 def _common(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--concurrency", type=_positive, default=8, metavar="N", help="tasks in flight (default: 8)")
+    sub.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="tasks in flight (default: 8)")
     sub.add_argument("--model", default="local", metavar="MODEL",
                      help="local (embedded llama.cpp model, default), gigachat (GIGACHAT_* environment), "
                           "scripted:FILE (a JSON list of replies, played in order) or provider:name")
     sub.add_argument("--model-path", metavar="FILE", help="GGUF file for --model local (default: Gemma 3 270M)")
     sub.add_argument("--lang", choices=("ru", "en"),
                      help="language of prompts and tools (default: ru if the first task has Cyrillic letters)")
-    sub.add_argument("--max-iterations", type=_positive, metavar="N", help="model decisions per task (default: 5)")
-    sub.add_argument("--task-timeout", type=_seconds, metavar="S", help="seconds a task may take (default: no limit)")
+    sub.add_argument("--max-iterations", type=positive_int, metavar="N", help="model decisions per task (default: 5)")
+    sub.add_argument("--task-timeout", type=positive_seconds, metavar="S",
+                     help="seconds a task may take (default: no limit)")
     sub.add_argument("--db", metavar="FILE", help="SQLite file of the user tools")
     sub.add_argument("--root", metavar="DIR", help="adds read_file, reading only under DIR")
     sub.add_argument("--backend", choices=("local", "ray"), default="local",
                      help="local: asyncio in this process (default); ray: Ray workers (pip install 'react-agent[ray]')")
     sub.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
-    sub.add_argument("--workers", type=_positive, metavar="N", help="Ray workers (default: one per CPU)")
+    sub.add_argument("--workers", type=positive_int, metavar="N", help="Ray workers (default: one per CPU)")
     sub.add_argument("--debug", action="store_true", help="show debug logs and tracebacks")
 
 
