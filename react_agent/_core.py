@@ -51,6 +51,7 @@ from react_agent._driver import (
     perform,
 )
 from react_agent._errors import ConfigError, OutputParseError
+from react_agent._fastpath import ainvoke_model, invoke_model
 from react_agent._journal import (
     RunJournal,
     ToolCallRecord,
@@ -393,8 +394,8 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
         config = _named(config, call)
         try:
             if self.config.retry is None:
-                return self.llm.invoke(messages, config, **kwargs)
-            return self.config.retry.call(lambda: self.llm.invoke(messages, config, **kwargs))
+                return invoke_model(self.llm, messages, config, kwargs)
+            return self.config.retry.call(lambda: invoke_model(self.llm, messages, config, kwargs))
         except Exception as exc:
             raise _model_error(exc) from exc
 
@@ -404,8 +405,8 @@ class BaseAgent(Runnable[Any, AgentResult], metaclass=_Sealed):
         config = _named(config, call)
         try:
             if self.config.retry is None:
-                return await self.llm.ainvoke(messages, config, **kwargs)
-            return await self.config.retry.acall(lambda: self.llm.ainvoke(messages, config, **kwargs))
+                return await ainvoke_model(self.llm, messages, config, kwargs)
+            return await self.config.retry.acall(lambda: ainvoke_model(self.llm, messages, config, kwargs))
         except Exception as exc:
             raise _model_error(exc) from exc
 
