@@ -642,9 +642,11 @@ def _model_error(exc: Exception) -> ModelCallError:
 def _named(config: RunnableConfig, call: ModelCall | None) -> RunnableConfig:
     """The config of one model call: named and tagged by its purpose, so a tracer shows what it was for."""
     purpose = call.purpose if call is not None else "decision"
-    return patch_config(config, run_name=purpose) | {
-        "tags": [*config.get("tags", []), f"react_agent:{purpose}"],
-        "metadata": {**config.get("metadata", {}), "react_agent_purpose": purpose}}
+    named = ensure_config(config)  # a copy with every key, as patch_config makes
+    named["run_name"] = purpose
+    named["tags"] = [*config.get("tags", []), f"react_agent:{purpose}"]
+    named["metadata"] = {**config.get("metadata", {}), "react_agent_purpose": purpose}
+    return named
 
 
 STEP_EVENT = "react_agent.step"

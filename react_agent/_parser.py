@@ -249,6 +249,9 @@ def _whole_object(text: str, ctx: _Ctx) -> AgentAction | None:
         return None
     if not isinstance(obj, dict):
         return None
+    if len(obj) == 3 and type(obj.get("thought")) is str and type(obj.get("action")) is str and "action_input" in obj:
+        # exactly the protocol's keys: what _unwrap, _looks_like_action and _from_object would make of it
+        return _build(obj["thought"], _check_name(obj["action"]), obj["action_input"], ctx.budget)
     obj = _unwrap(obj)
     if not _looks_like_action(obj, ctx.names):
         return None

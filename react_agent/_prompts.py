@@ -15,12 +15,14 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Union
 
 import jinja2
 from jinja2 import meta
+from jinja2.runtime import Context
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.prompts import BasePromptTemplate
 
@@ -260,5 +262,23 @@ def _cache_key(source: PromptSource, lang: str | None) -> Any:
 
 
 def _render_jinja(name: str, template: jinja2.Template, variables: dict[str, Any]) -> str:
+    """``template.render(...)`` of the allowed variables, stripped, without ``render``'s per-call copy of the
+    template's globals (a ``ChainMap``, slow to copy): a plain snapshot of them, taken once per template, is
+    the context's parent instead (the globals of our private environment never change)."""
     _, allowed = TEMPLATE_VARIABLES[name]
-    return template.render({k: v for k, v in variables.items() if k in allowed}).strip()
+    base = _GLOBALS.get(template)
+    if base is None:
+        base = _GLOBALS.setdefault(template, dict(template.globals))
+    parent = base.copy()
+    for key, value in variables.items():
+        if key in allowed:
+            parent[key] = value
+    context = Context(template.environment, parent, template.name, template.blocks, globals=base)
+    try:
+        text: str = template.environment.concat(template.root_render_func(context))
+    except Exception:
+        template.environment.handle_exception()
+    return text.strip()
+
+
+_GLOBALS: weakref.WeakKeyDictionary[jinja2.Template, dict[str, Any]] = weakref.WeakKeyDictionary()
