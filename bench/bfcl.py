@@ -28,7 +28,8 @@ counts an undecodable reply as "no call"; that lenient number is reported too).
 The small-model techniques (docs/local-models.md, "Techniques for small models") are measured as an
 ablation of the react_agent protocol: each ``--variant NAME=PROMPTS:EXAMPLES:FLAGS`` is a prompt set, the
 worked examples (``none`` or ``generated`` by ``examples_for_tools``) and the ``LocalChatModel`` options
-switched on (``format_patterns``, ``two_stage``, ``grounding``, ``abstain``); every variant runs on every
+switched on (``format_patterns``, ``two_stage``, ``grounding``, ``abstain``, ``preselect``,
+``abstain_unrelated``); every variant runs on every
 case, the categories interleaved, and each decision is appended to ``--records`` at once (a stopped run is
 resumed, and summarised on the cases all variants have). ``--simulate-abstain VARIANT`` adds VARIANT with
 ``abstain`` on, computed from its recorded decisions (abstaining is a pure function of the call and the
@@ -269,8 +270,9 @@ def ideal_model() -> Any:
     return IdealChatModel()
 
 
-TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns", "abstain")
-"""LocalChatModel options measured by the ablation (``--two-stage``, ``--grounding``, ``--patterns``)."""
+TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns", "abstain", "preselect", "abstain_unrelated")
+"""LocalChatModel options measured by the ablation (``--two-stage``, ``--grounding``, ``--patterns``,
+``--abstain``, ``--preselect``, ``--abstain-unrelated``)."""
 
 
 def local_model(model_path: str | None, max_tokens: int | None, n_threads: int | None,

@@ -13,7 +13,10 @@ Three of them, all generic (derived from the tools' JSON schemas and the prompt 
 * **Grounding** (:func:`grounding_source`, :func:`ungrounded`, :func:`grounded_schema`): a string argument
   whose value appears nowhere in the task (or in the observations of the history) is suspect; the
   arguments are then decoded again with each suspect field restricted to the spans of the task text (an
-  ``enum`` of its word sequences), filtered by the field's pattern.
+  ``enum`` of its word sequences), filtered by the field's pattern. Lists are checked item by item.
+* **Tool relevance** (:func:`content_stems`, :func:`tool_descriptions`, :func:`relevant_tools`): the tools
+  whose name and description share the most content words with the task and history; a tool that shares
+  none is not what the task asks for.
 """
 
 from __future__ import annotations
@@ -30,12 +33,15 @@ __all__ = [
     "URL_PATTERN",
     "action_schema",
     "branches",
+    "content_stems",
     "format_pattern",
     "grounded_schema",
     "grounding_source",
     "is_grounded",
+    "relevant_tools",
     "should_abstain",
     "spans",
+    "tool_descriptions",
     "ungrounded",
     "unsupported",
     "with_format_patterns",
@@ -185,11 +191,12 @@ def is_grounded(value: str, source: str, *, exact: bool = False) -> bool:
 
 
 def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str) -> list[str]:
-    """The top-level free-text string arguments of ``args`` whose values do not occur in ``source``.
+    """The top-level free-text string arguments of ``args`` whose values do not occur in ``source``, and the
+    list arguments with an item that does not (strings as above, numbers as a number written in ``source``).
 
     Values of fields with a ``pattern`` (e-mails, logins, phones, URLs) must occur exactly. Only
-    properties whose schema is a plain string (no ``enum``/``const``) are checked, and only non-empty
-    values; numbers, booleans and nested values are left alone.
+    properties whose schema is a plain string (no ``enum``/``const``) or an array of such strings or of
+    numbers are checked, and only non-empty values; numbers, booleans and objects are left alone.
     """
     if not isinstance(args, Mapping):
         return []
@@ -197,12 +204,41 @@ def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str) -> list[s
     if not isinstance(props, Mapping):
         return []
     bad = []
+    numbers = _numbers(source)
     for name, value in args.items():
         sub = props.get(name)
-        if isinstance(value, str) and isinstance(sub, Mapping) and _free_string(sub) and not is_grounded(
-                value, source, exact="pattern" in _string_branch(sub)):
+        if not isinstance(sub, Mapping):
+            continue
+        invented_text = isinstance(value, str) and _free_string(sub) and not is_grounded(
+            value, source, exact="pattern" in _string_branch(sub))
+        if invented_text or (isinstance(value, list) and _invented_items(value, sub, source, numbers)):
             bad.append(name)
     return bad
+
+
+def _items_schema(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``items`` schema of an array schema (or of its array ``anyOf`` branch), or ``None``."""
+    if isinstance(schema.get("anyOf"), list):
+        for sub in schema["anyOf"]:
+            if isinstance(sub, Mapping) and sub.get("type") == "array":
+                return _items_schema(sub)
+        return None
+    items = schema.get("items")
+    return items if schema.get("type") == "array" and isinstance(items, Mapping) else None
+
+
+def _invented_items(value: list[Any], schema: Mapping[str, Any], source: str, numbers: set[float]) -> bool | None:
+    """Whether a list argument has an item ``source`` never gives (free-text strings and numbers are checked);
+    ``None`` when the list is not checked (empty, other item types, an ``enum``)."""
+    items = _items_schema(schema)
+    if not value or items is None or "enum" in items or "const" in items:
+        return None
+    if all(isinstance(v, str) for v in value) and _free_string(items):
+        return not all(is_grounded(v, source, exact="pattern" in _string_branch(items)) for v in value)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) \
+            and _types(items) & {"integer", "number"}:
+        return not all(float(v) in numbers for v in value)
+    return None
 
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
@@ -226,9 +262,10 @@ def _types(schema: Mapping[str, Any]) -> set[str]:
 
 
 def unsupported(args: Any, args_schema: Mapping[str, Any], source: str) -> tuple[int, int]:
-    """``(invented, checked)``: how many of the required free-text and number arguments of ``args`` have a
-    value that does not occur in ``source`` (numbers: as a number written in it), of how many checked.
-    Arguments with an ``enum``/``const``, booleans, arrays and objects are not checked."""
+    """``(invented, checked)``: how many of the required free-text, number and list arguments of ``args``
+    have a value that does not occur in ``source`` (numbers: as a number written in it; lists: any item), of
+    how many checked. Arguments with an ``enum``/``const``, booleans, objects and lists of other items are
+    not checked."""
     if not isinstance(args, Mapping):
         return 0, 0
     props = args_schema.get("properties")
@@ -247,6 +284,11 @@ def unsupported(args: Any, args_schema: Mapping[str, Any], source: str) -> tuple
         elif isinstance(value, (int, float)) and _types(sub) & {"integer", "number"}:
             checked += 1
             invented += float(value) not in numbers
+        elif isinstance(value, list):
+            verdict = _invented_items(value, sub, source, numbers)
+            if verdict is not None:
+                checked += 1
+                invented += verdict
     return invented, checked
 
 
@@ -289,7 +331,8 @@ def spans(text: str, *, max_words: int = 6, limit: int = 400) -> list[str]:
 
 def grounded_schema(args_schema: Mapping[str, Any], fields: Sequence[str], text: str) -> dict[str, Any]:
     """A copy of ``args_schema`` where each of ``fields`` may only take a span of ``text`` (:func:`spans`)
-    that matches the field's ``pattern`` (if any). A field with no fitting span keeps its schema."""
+    that matches the field's ``pattern`` (if any); a list field's items likewise, or, for a list of numbers,
+    only the numbers written in ``text``. A field with no fitting value keeps its schema."""
     out = copy.deepcopy(dict(args_schema))
     props = out.get("properties")
     if not isinstance(props, dict):
@@ -299,12 +342,101 @@ def grounded_schema(args_schema: Mapping[str, Any], fields: Sequence[str], text:
         sub = props.get(name)
         if not isinstance(sub, Mapping):
             continue
-        base = _string_branch(sub)
-        pattern = base.get("pattern")
-        regex = re.compile(str(pattern)) if isinstance(pattern, str) else None
-        max_length = base.get("maxLength")
-        fitting = [s for s in candidates if (regex is None or regex.search(s))
-                   and (not isinstance(max_length, int) or len(s) <= max_length)]
+        items = _items_schema(sub)
+        if items is not None:
+            fitting_items = _fitting(items, candidates, text)
+            if fitting_items:
+                array = {k: v for k, v in sub.items() if k != "anyOf"} if "anyOf" in sub else dict(sub)
+                array.update(type="array", items={"enum": fitting_items})
+                props[name] = array
+            continue
+        fitting = _fitting(sub, candidates, text)
         if fitting:
             props[name] = {"type": "string", "enum": fitting}
     return out
+
+
+def _fitting(schema: Mapping[str, Any], candidates: list[str], text: str) -> list[Any]:
+    """The values of ``text`` a field with ``schema`` may take: spans for a string (its pattern and
+    ``maxLength`` obeyed), the numbers written in ``text`` for a number (whole ones for an integer)."""
+    kinds = _types(schema)
+    if "string" not in kinds and kinds & {"integer", "number"}:
+        found = sorted(_numbers(text))
+        if "number" not in kinds:
+            return [int(n) for n in found if n.is_integer()]
+        return [int(n) if n.is_integer() else n for n in found]
+    base = _string_branch(schema)
+    pattern = base.get("pattern")
+    regex = re.compile(str(pattern)) if isinstance(pattern, str) else None
+    max_length = base.get("maxLength")
+    return [s for s in candidates if (regex is None or regex.search(s))
+            and (not isinstance(max_length, int) or len(s) <= max_length)]
+
+
+# ------------------------------------------------------------------------------------------ tool relevance
+_STOP_TEXT = """
+a an the of in on at to for from by with and or not no is are be been was were am it its this that these those
+there here what which who whom whose how when where why do does did can could would should will shall may might
+must i me my you your we our us he she they them their his her if as into about than then also please some any
+all each per very much many more most just only own same so too out up down over under again via using use used
+given give get gets got find finds found calculate calculates calculated calculation compute computes computed
+determine determines retrieve retrieves fetch fetches return returns provide provides provided specific
+specified certain based tell show let want need like know help one two three value values data info
+information details detail type name number
+в во на с со по для из к ко о об от у не что как это этот эта эти и или а но же ли бы то так
+я ты он она оно мы вы они его её ее их мой моя моё мои твой наш ваш свой все всё мне меня нам
+"""
+_STOP_WORDS = frozenset(_STOP_TEXT.split())
+"""Words that tell nothing about what a tool does: function words and the verbs every tool description
+uses (English, Russian). A lexicon, the same for any tool set."""
+
+_WORD = re.compile(r"[^\W_]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+STEM_LENGTH = 5
+"""Content words are compared by their first letters (a crude stemmer: ``triangle``/``triangular``)."""
+
+
+def content_stems(text: str) -> set[str]:
+    """The content words of ``text`` (camelCase and snake_case split, lower case, no numbers, no stop words),
+    each cut to :data:`STEM_LENGTH` letters after a plural ``s``."""
+    out: set[str] = set()
+    for word in _WORD.findall(_CAMEL.sub(" ", text).casefold()):
+        if word in _STOP_WORDS or len(word) < 2 or any(ch.isdigit() for ch in word):
+            continue
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        out.add(word[:STEM_LENGTH])
+    return out
+
+
+def tool_descriptions(prompt: str, names: Sequence[str]) -> dict[str, str]:
+    """``{name: "name - description"}`` for each tool of ``names`` that the prompt lists on a line of its own
+    as ``name - description`` (how the built-in ``tools`` templates render a tool); tools not found are left
+    out."""
+    out: dict[str, str] = {}
+    for name in names:
+        found = re.search(rf"(?m)^[ \t]*{re.escape(name)}[ \t]+-[ \t]+(.*)$", prompt)
+        if found:
+            out[name] = f"{name} {found.group(1)}"
+    return out
+
+
+def _script(word: str) -> str:
+    return "cyrillic" if any("\u0400" <= ch <= "\u04ff" for ch in word) else "latin"
+
+
+def relevant_tools(descriptions: Mapping[str, str], source: str) -> list[str] | None:
+    """The tools of ``descriptions`` (``{name: text}``) that share the most content words
+    (:func:`content_stems`) with ``source`` (the task and history), in the given order; ``[]`` when none
+    shares any. ``None`` when the comparison says nothing: no descriptions, or the task and the tools are
+    written in different alphabets (a Russian task for English tool descriptions)."""
+    if not descriptions:
+        return None
+    task = content_stems(source)
+    tools = {name: content_stems(text) for name, text in descriptions.items()}
+    scripts = {_script(w) for stems in tools.values() for w in stems}
+    if not task or not {_script(w) for w in task} & scripts:
+        return None
+    scores = {name: len(stems & task) for name, stems in tools.items()}
+    best = max(scores.values())
+    return [name for name, score in scores.items() if score == best] if best > 0 else []

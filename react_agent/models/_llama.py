@@ -62,7 +62,9 @@ from react_agent._decoding import (
     branches,
     grounded_schema,
     grounding_source,
+    relevant_tools,
     should_abstain,
+    tool_descriptions,
     ungrounded,
     with_format_patterns,
 )
@@ -340,8 +342,18 @@ class LocalChatModel(BaseChatModel):
     """Answer FINISH instead of a call with a required argument whose value is invented (absent from the task
     and history: :func:`react_agent._decoding.should_abstain`); the model then writes the answer text."""
     grounding: bool = True
-    """After an agent answer, decode the arguments again when a free-text string value occurs nowhere in
-    the task and history, with that field restricted to spans of the task text (plain prompt format only)."""
+    """After an agent answer, decode the arguments again when a free-text string value (or a list item)
+    occurs nowhere in the task and history, with that field restricted to spans of the task text (list of
+    numbers: to the numbers in it) (plain prompt format only)."""
+    preselect: bool = True
+    """Offer the model only the tools whose name and description (as the prompt lists them, ``name -
+    description``) share the most content words with the task and history, and FINISH
+    (:func:`react_agent._decoding.relevant_tools`); every tool when none shares a word, when the prompt lists
+    no descriptions or when the task is written in another alphabet than the descriptions."""
+    abstain_unrelated: bool = True
+    """Answer FINISH (the model writes a short answer text) when no tool's name and description shares a
+    content word with the task and history: the task asks for something no tool does. Skipped in the cases
+    ``preselect`` skips."""
 
     @property
     def _llm_type(self) -> str:
@@ -426,7 +438,7 @@ class LocalChatModel(BaseChatModel):
         use_chat = self.prompt_format == "chat" or (
             self.prompt_format == "auto" and bool(llama.metadata.get("tokenizer.chat_template"))
         )
-        techniques = self.two_stage or self.grounding or self.abstain
+        techniques = self.two_stage or self.grounding or self.abstain or self.preselect or self.abstain_unrelated
         staged = (grammar is None and schema is not None and not use_chat and techniques
                   and branches(schema) is not None)
         with lock:
@@ -434,7 +446,8 @@ class LocalChatModel(BaseChatModel):
                 assert schema is not None
                 calls = _Calls(llama, options, max_tokens)
                 text = _staged_answer(calls, render_plain(messages), schema, two_stage=self.two_stage,
-                                      grounding=self.grounding, abstain=self.abstain, source=grounding_text)
+                                      grounding=self.grounding, abstain=self.abstain, source=grounding_text,
+                                      preselect=self.preselect, abstain_unrelated=self.abstain_unrelated)
                 input_tokens, output_tokens, finish_reason = calls.prompt_tokens, calls.completion_tokens, calls.finish
             else:
                 if schema is not None:
@@ -511,8 +524,25 @@ _THOUGHT = re.compile(r'"thought"\s*:\s*("(?:[^"\\]|\\.)*")')
 _ACTION = re.compile(r'"action"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 
+def _offered(prompt: str, schema: Mapping[str, Any], source: str, *, preselect: bool,
+             abstain_unrelated: bool) -> tuple[Mapping[str, Any], bool]:
+    """The answer schema with only the actions to offer (:func:`react_agent._decoding.relevant_tools`), and
+    whether only FINISH is left (no tool is related to the task)."""
+    names = [name for name in branches(schema) or {} if name != FINISH]
+    kept = relevant_tools(tool_descriptions(prompt, names), source)
+    if kept is None or (kept and not preselect) or (not kept and not abstain_unrelated) or len(kept) == len(names):
+        return schema, False
+    if not kept and FINISH not in (branches(schema) or {}):
+        return schema, False
+    allowed = {*kept, FINISH}
+    logger.debug("offering the actions %s of %s (the others share fewer words with the task)", sorted(allowed), names)
+    options = [b for b in schema["anyOf"] if b["properties"]["action"]["const"] in allowed]
+    return {**schema, "anyOf": options}, not kept
+
+
 def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[str, Any], *,
-                   two_stage: bool, grounding: bool, abstain: bool = False, source: str | None = None) -> str:
+                   two_stage: bool, grounding: bool, abstain: bool = False, source: str | None = None,
+                   preselect: bool = False, abstain_unrelated: bool = False) -> str:
     """One agent answer under an answer schema, decoded in two stages and/or with grounded arguments.
 
     ``complete(prompt, schema, suffix=..., stop=...)`` is one constrained completion. Two stages: first the
@@ -526,9 +556,17 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     (:func:`react_agent._decoding.should_abstain`), the answer becomes FINISH after the same thought, with
     an answer text the model writes. ``source`` is the text the arguments must come from; ``None``: the
     prompt after its last turn marker (:func:`react_agent._decoding.grounding_source`). A reply that cannot
-    be read at any point is returned as it is (a cut reply stays cut).
+    be read at any point is returned as it is (a cut reply stays cut). Preselection (``preselect``,
+    ``abstain_unrelated``): the actions offered at all are the tools most related to the task (:func:`_offered`);
+    when that leaves only FINISH, its answer text is as short as an abstaining one.
     """
+    source = grounding_source(prompt) if source is None else source
+    unrelated = False
+    if preselect or abstain_unrelated:
+        schema, unrelated = _offered(prompt, schema, source, preselect=preselect, abstain_unrelated=abstain_unrelated)
     actions = branches(schema) or {}
+    if unrelated:
+        actions[FINISH] = {**actions[FINISH], "maxLength": _ABSTAIN_ANSWER_LENGTH}
     if isinstance(schema.get("$defs"), Mapping):  # hoisted recursive definitions: every stage needs them
         actions = {name: {**args, "$defs": schema["$defs"]} for name, args in actions.items()}
     if two_stage:
@@ -540,7 +578,8 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
         thought_match = _THOUGHT.search(head)
         thought = json.loads(thought_match.group(1)) if thought_match else ""
         prefix = head + _ARGS_KEY + ":"
-        body = complete(prompt + prefix, actions[action], suffix="}")
+        reserve = _ABSTAIN_ANSWER_TOKENS if unrelated else 1
+        body = complete(prompt + prefix, actions[action], suffix="}", min_tokens=reserve)
     else:
         text = complete(prompt, schema)
         if not (grounding or abstain):
@@ -557,12 +596,12 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
                                for k in decided if k != "action_input") + _ARGS_KEY + ":"
     changed = two_stage
     if action != FINISH and (grounding or abstain):
-        source = grounding_source(prompt) if source is None else source
         args = _json_or_none(body.rstrip()[:-1])
         suspects = ungrounded(args, actions[action], source) if grounding else []
-        if suspects:
+        retry = grounded_schema(actions[action], suspects, source) if suspects else None
+        if retry is not None and retry != actions[action]:  # no value of the task fits: decoding again changes nothing
             logger.debug("arguments %s of %s do not occur in the task; decoding them again", suspects, action)
-            body = complete(prompt + prefix, grounded_schema(actions[action], suspects, source), suffix="}")
+            body = complete(prompt + prefix, retry, suffix="}")
             args, changed = _json_or_none(body.rstrip()[:-1]), True
         if abstain and FINISH in actions and should_abstain(args, actions[action], source):
             logger.debug("the task gives no values for %s's arguments: answering FINISH instead", action)

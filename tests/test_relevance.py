@@ -1,0 +1,199 @@
+"""Tool relevance (preselection, abstaining on an unrelated task) and list grounding: the pure functions of
+``react_agent._decoding`` and their use in ``LocalChatModel``'s staged answer, with a scripted completion."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from langchain_core.tools import StructuredTool
+
+from react_agent import ReactAgent, RunState
+from react_agent._decoding import (
+    content_stems,
+    grounded_schema,
+    relevant_tools,
+    should_abstain,
+    tool_descriptions,
+    ungrounded,
+    unsupported,
+)
+from react_agent._schema import answer_schema
+from react_agent._types import FINISH
+from react_agent.models import LocalChatModel
+from react_agent.models._llama import _staged_answer
+from react_agent.testing import ScriptedChatModel
+
+
+def _tool(name: str, description: str, props: dict[str, Any]) -> StructuredTool:
+    schema = {"type": "object", "properties": props, "required": list(props)}
+    return StructuredTool(name=name, description=description, args_schema=schema, func=lambda **kw: "ok")
+
+
+TOOLS = [
+    _tool("determine_body_mass_index", "Calculate body mass index given weight and height.",
+          {"weight": {"type": "number"}, "height": {"type": "number"}}),
+    _tool("calculate_triangle_area", "Calculate the area of a triangle given its base and height.",
+          {"base": {"type": "integer"}, "height": {"type": "integer"}}),
+    _tool("get_standard_deviation", "Standard deviation of a list of numbers.",
+          {"data": {"type": "array", "items": {"type": "number"}}}),
+]
+
+
+def _prompt(task: str, tools: list[StructuredTool] = TOOLS) -> str:
+    """The compact step prompt a ReactAgent builds for ``task`` (scripted model: nothing is called)."""
+    agent = ReactAgent(ScriptedChatModel(["unused"]), tools, prompts="en-compact")
+    [message] = agent.build_messages(RunState(task))
+    return str(message.content) + "\n"
+
+
+class _Script:
+    """A scripted ``complete(prompt, schema, ...)``: returns the next reply, records each call."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.calls: list[tuple[str, Mapping[str, Any], str, int]] = []
+
+    def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Any = (),
+                 min_tokens: int = 1) -> str:
+        self.calls.append((prompt, schema, suffix, min_tokens))
+        return self.replies.pop(0)
+
+
+def _offered(schema: Mapping[str, Any]) -> list[str]:
+    return [b["properties"]["action"]["const"] for b in schema["anyOf"]]
+
+
+# --------------------------------------------------------------------------- the pure functions
+
+
+def test_content_stems_drop_function_words_numbers_and_generic_verbs() -> None:
+    assert content_stems("Calculate the area of a triangle given the base is 10 meters") == {
+        "area", "trian", "base", "meter"}
+    assert content_stems("calculate_triangleArea") == {"trian", "area"}  # snake and camel case split
+    assert content_stems("users") == content_stems("user") == {"user"}  # a plural s is dropped
+    assert content_stems("Найди пользователя и его email") == {"найди", "польз", "email"}
+    assert content_stems("What is 12 * 3?") == set()
+
+
+def test_tool_descriptions_are_read_from_the_rendered_tool_list() -> None:
+    prompt = _prompt("anything")
+    found = tool_descriptions(prompt, ["determine_body_mass_index", "missing"])
+    assert found == {"determine_body_mass_index":
+                     "determine_body_mass_index Calculate body mass index given weight and height."}
+
+
+def test_relevant_tools_keep_the_best_overlap() -> None:
+    texts = {t.name: f"{t.name} {t.description}" for t in TOOLS}
+    assert relevant_tools(texts, "Find the area of a triangle with a base of 10 and height of 5.") == [
+        "calculate_triangle_area"]
+    assert relevant_tools(texts, "What is the capital of France?") == []  # no tool is about it
+    assert relevant_tools(texts, "Which height and weight are normal?") == ["determine_body_mass_index"]
+    # nothing to compare: no descriptions, no content word, or another alphabet
+    assert relevant_tools({}, "triangle area") is None
+    assert relevant_tools(texts, "What is 12 * 3?") is None
+    assert relevant_tools(texts, "Найди площадь треугольника") is None
+
+
+# --------------------------------------------------------------------------- list grounding
+
+LIST_SCHEMA = {"type": "object", "properties": {
+    "data": {"type": "array", "items": {"type": "number"}},
+    "counts": {"type": "array", "items": {"type": "integer"}},
+    "names": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]},
+    "kinds": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+}, "required": ["data", "names", "kinds"]}
+LIST_TASK = "Standard deviation of 3.5, 7 and 12 for Anna and Leo"
+
+
+def test_lists_are_checked_item_by_item() -> None:
+    good = {"data": [3.5, 7, 12], "names": ["Anna", "leo"], "kinds": ["a"]}
+    assert ungrounded(good, LIST_SCHEMA, LIST_TASK) == []
+    assert unsupported(good, LIST_SCHEMA, LIST_TASK) == (0, 2)  # kinds has an enum: not checked
+    copied = {"data": [2.5, 1.5], "names": ["Anna", "Bob"], "counts": [7], "kinds": ["b"]}
+    assert ungrounded(copied, LIST_SCHEMA, LIST_TASK) == ["data", "names"]
+    assert unsupported(copied, LIST_SCHEMA, LIST_TASK) == (2, 2)
+    assert should_abstain({"data": [3.5, 99], "names": [], "kinds": []}, LIST_SCHEMA, LIST_TASK)
+    assert not should_abstain({"data": [], "names": None, "kinds": []}, LIST_SCHEMA, LIST_TASK)  # claims nothing
+
+
+def test_grounded_schema_restricts_list_items_to_the_task() -> None:
+    grounded = grounded_schema(LIST_SCHEMA, ["data", "counts", "names"], LIST_TASK)
+    props = grounded["properties"]
+    assert props["data"] == {"type": "array", "items": {"enum": [3.5, 7, 12]}}
+    assert props["counts"] == {"type": "array", "items": {"enum": [7, 12]}}  # whole numbers for integers
+    assert props["names"]["type"] == "array" and "Anna" in props["names"]["items"]["enum"]
+    assert "anyOf" not in props["names"]
+    assert grounded_schema(LIST_SCHEMA, ["data"], "no numbers here")["properties"]["data"] == LIST_SCHEMA[
+        "properties"]["data"]
+
+
+# --------------------------------------------------------------------------- the staged answer
+
+
+def test_preselect_offers_only_the_related_tools() -> None:
+    schema = answer_schema(TOOLS)
+    prompt = _prompt("Find the area of a triangle with a base of 10 and height of 5.")
+    script = _Script('{"thought": "t", "action": "calculate_triangle_area", ', '{"base": 10, "height": 5}}')
+    text = _staged_answer(script, prompt, schema, two_stage=True, grounding=True, abstain=True, preselect=True)
+    assert json.loads(text)["action_input"] == {"base": 10, "height": 5}
+    assert _offered(script.calls[0][1]) == ["calculate_triangle_area", FINISH]
+    off = _Script('{"thought": "t", "action": "calculate_triangle_area", ', '{"base": 10, "height": 5}}')
+    _staged_answer(off, prompt, schema, two_stage=True, grounding=True, abstain=True, preselect=False)
+    assert _offered(off.calls[0][1]) == [*(t.name for t in TOOLS), FINISH]
+
+
+def test_an_unrelated_task_offers_only_finish_with_a_short_answer() -> None:
+    schema = answer_schema(TOOLS)
+    prompt = _prompt("What is the capital of France?")
+    script = _Script('{"thought": "No tool knows capitals.", "action": "FINISH", ', '"I cannot answer that."}')
+    text = _staged_answer(script, prompt, schema, two_stage=True, grounding=True, abstain=True,
+                          preselect=True, abstain_unrelated=True)
+    assert json.loads(text) == {"thought": "No tool knows capitals.", "action": FINISH,
+                                "action_input": "I cannot answer that."}
+    assert _offered(script.calls[0][1]) == [FINISH]
+    _, answer_schema_, suffix, reserve = script.calls[1]
+    assert answer_schema_ == {"type": "string", "maxLength": 160} and suffix == "}" and reserve == 80
+    # abstain_unrelated off: every tool stays offered (preselect has nothing to keep)
+    kept = _Script('{"thought": "t", "action": "FINISH", ', '"x"}')
+    _staged_answer(kept, prompt, schema, two_stage=True, grounding=True, preselect=True, abstain_unrelated=False)
+    assert _offered(kept.calls[0][1]) == [*(t.name for t in TOOLS), FINISH]
+
+
+def test_grounding_redecodes_a_copied_list_and_abstains_when_the_task_has_none() -> None:
+    schema = answer_schema(TOOLS)
+    prompt = _prompt("Get the standard deviation of 4, 8 and 15.")
+    script = _Script('{"thought": "t", "action": "get_standard_deviation", ', '{"data": [2.5, 1.5]}}',
+                     '{"data": [4, 8, 15]}}')
+    text = _staged_answer(script, prompt, schema, two_stage=True, grounding=True, abstain=True, preselect=True)
+    assert json.loads(text)["action_input"] == {"data": [4, 8, 15]}
+    assert script.calls[2][1]["properties"]["data"] == {"type": "array", "items": {"enum": [4, 8, 15]}}
+    no_numbers = _prompt("Get the standard deviation of my grades.")
+    script = _Script('{"thought": "t", "action": "get_standard_deviation", ', '{"data": [2.5, 1.5]}}',
+                     '"Which numbers?"}')
+    text = _staged_answer(script, no_numbers, schema, two_stage=True, grounding=True, abstain=True, preselect=True)
+    assert json.loads(text)["action"] == FINISH
+    assert len(script.calls) == 3  # no second decoding of the arguments: no number of the task would fit
+
+
+def test_local_model_has_the_relevance_options_on_by_default() -> None:
+    model = LocalChatModel()
+    assert model.preselect and model.abstain_unrelated
+    assert not LocalChatModel(preselect=False, abstain_unrelated=False).preselect
+
+
+@pytest.mark.parametrize("task", ["Register user Ivan with email ivan@test.com", "Find user Ivan",
+                                  "Зарегистрируй пользователя Ivan с email ivan@test.com",
+                                  "Найди пользователя Ivan"])
+def test_the_demo_tasks_keep_their_tools(task: str, tmp_path: Any) -> None:
+    from react_agent.demo import make_demo_tools
+
+    lang = "ru" if any("\u0400" <= ch <= "\u04ff" for ch in task) else "en"
+    tools = make_demo_tools(db_path=tmp_path / "users.db", lang=lang)
+    prompt = _prompt(task, tools)
+    texts = tool_descriptions(prompt, [t.name for t in tools])
+    kept = relevant_tools(texts, task)
+    assert kept, (task, kept)
+    assert ("register_user" if "egist" in task or "арегистр" in task else "search_db") in kept
