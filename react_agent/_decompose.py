@@ -5,7 +5,9 @@ A 270M model copies the nearest worked example, and every example does one thing
 mix of both. :func:`split_task` cuts such a task at a coordinating conjunction (``and``, ``then``; ``и``,
 ``затем``, ``потом``) when the part after it starts with an imperative verb, so "… with a base of 10 and
 height of 5" stays whole. :func:`run_subtasks` runs an agent on each part in turn (each part sees the same
-tools; side effects of earlier parts are in place) and joins the answers.
+tools; side effects of earlier parts are in place); :func:`run_decomposed` / :func:`arun_decomposed` do the
+same and return one :class:`~react_agent.AgentResult` (:func:`combine_results`), stopping at the first part
+that does not finish. The public names are in :mod:`react_agent.decompose`.
 
 The verbs are a lexicon of common imperatives, not tool names, so the rule is the same for any tool set.
 """
@@ -16,7 +18,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["VERBS", "run_subtasks", "split_task"]
+from react_agent._types import AgentResult, Usage
+
+__all__ = ["VERBS", "arun_decomposed", "combine_results", "run_decomposed", "run_subtasks", "split_task"]
 
 VERBS: dict[str, frozenset[str]] = {
     "en": frozenset(
@@ -117,3 +121,46 @@ def run_subtasks(agent: Any, task: str, *, lang: str = "en", **run_options: Any)
     ``run_options`` go to each ``agent.run`` call."""
     subtasks: Sequence[str] = split_task(task, lang=lang)
     return [agent.run(sub, **run_options) for sub in subtasks]
+
+
+def combine_results(results: Sequence[AgentResult]) -> AgentResult:
+    """The results of a task's parts as one result: the status of the first part that did not finish (else
+    ``finished``), the answers joined by a space, every step, the model calls and token usage summed, the
+    first error. One result is returned as it is; an empty sequence is a ``ValueError``."""
+    if not results:
+        raise ValueError("combine_results needs at least one result")
+    if len(results) == 1:
+        return results[0]
+    status = next((r.status for r in results if r.status != "finished"), "finished")
+    return AgentResult(
+        output=" ".join(r.output for r in results if r.output),
+        status=status,
+        steps=[step for r in results for step in r.steps],
+        llm_calls=sum(r.llm_calls for r in results),
+        usage=sum((r.usage for r in results), Usage()),
+        error=next((r.error for r in results if r.error), None),
+        output_object=results[-1].output_object,
+    )
+
+
+def run_decomposed(agent: Any, task: str, *, lang: str = "en", **run_options: Any) -> AgentResult:
+    """Run ``agent`` on the parts of ``task`` (:func:`split_task`) in turn and return one result
+    (:func:`combine_results`). A part that does not finish ends the run: the parts after it are not started
+    (their actions may depend on it). ``run_options`` go to each ``agent.run`` call; a task with one part is
+    one ordinary run."""
+    results: list[AgentResult] = []
+    for part in split_task(task, lang=lang):
+        results.append(agent.run(part, **run_options))
+        if results[-1].status != "finished":
+            break
+    return combine_results(results)
+
+
+async def arun_decomposed(agent: Any, task: str, *, lang: str = "en", **run_options: Any) -> AgentResult:
+    """:func:`run_decomposed` with ``agent.arun``."""
+    results: list[AgentResult] = []
+    for part in split_task(task, lang=lang):
+        results.append(await agent.arun(part, **run_options))
+        if results[-1].status != "finished":
+            break
+    return combine_results(results)
