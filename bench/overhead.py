@@ -157,7 +157,8 @@ def make_langchain_agent() -> Callable[[], Any]:
 
 # ------------------------------------------------------------------------------------------ timing
 class Meter:
-    """Time spent inside the model's ``invoke`` and the tool's ``invoke``/``run`` (outermost calls only)."""
+    """Time spent inside the model's ``invoke``/``_generate`` and the tool's ``invoke``/``run`` (outermost
+    calls only)."""
 
     def __init__(self) -> None:
         self.model = 0.0
@@ -186,7 +187,8 @@ class Meter:
         from langchain_core.tools import StructuredTool
 
         originals: list[tuple[type, str, str]] = [
-            (FakeMessagesListChatModel, "invoke", "model"), (StructuredTool, "invoke", "tool"),
+            (FakeMessagesListChatModel, "invoke", "model"), (FakeMessagesListChatModel, "_generate", "model"),
+            (StructuredTool, "invoke", "tool"),
             (StructuredTool, "run", "tool")]
         saved = [(cls, attr, cls.__dict__.get(attr)) for cls, attr, _ in originals]
         try:
@@ -450,8 +452,13 @@ def markdown(data: dict[str, Any]) -> str:
         "the process's, all threads: LangChain's `RunnablePassthrough.assign` formats the scratchpad in a "
         "thread pool it creates on every step, work that a per-thread clock would miss.",
         "",
-        "*Own overhead* is the run's CPU time minus the time inside the model's `invoke` and the tool's "
-        "`invoke`/`run` (both measured by wrapping those methods), divided by the model steps.",
+        "*Own overhead* is the run's CPU time minus the time inside the model and the tool, divided by the "
+        "model steps. The model's time is measured by wrapping its `invoke` (LangChain, and react_agent when "
+        "a tracer listens) and its `_generate` (react_agent's direct path: with no callback handler, no cache, "
+        "no rate limiter and no streaming it calls `_generate` as `invoke` would, without opening an LLM run "
+        "for tracers that are not there); the tool's by wrapping its `invoke`/`run`. Only the outermost of "
+        "nested wrapped calls counts, so LangChain's `invoke` machinery around `_generate` is model time for "
+        "LangChain and simply absent for react_agent.",
     ]
     prof = r.get("profile")
     if prof:

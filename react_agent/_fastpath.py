@@ -1,24 +1,173 @@
-"""Model calls: ``invoke_model``/``ainvoke_model``, the one place the agent calls a chat model.
+"""Model and tool calls without langchain-core's callback machinery when nothing listens.
 
-(Being built: a direct path around langchain-core's callback machinery when nothing listens.)
+``invoke_model``/``ainvoke_model`` are the one place the agent calls a chat model; ``direct_tool`` tells
+``_tools.run_sync``/``run_async`` when a tool's function may be called directly.
+
+A langchain-core chat model's ``invoke`` does a lot besides generating: it configures a callback manager,
+dumps the model's parameters for tracers, opens and closes an LLM run, inspects ``_generate``'s signature,
+and wraps the reply in an ``LLMResult``. That costs more CPU than the rest of an agent step together, and
+it is what bounds how many concurrent runs one process can serve. When nothing can observe those events,
+the direct path calls the model's ``_generate``/``_agenerate`` as ``invoke``'s own cache-less,
+non-streaming branch does, and fills the reply's ``response_metadata`` the same way.
+
+The direct path is taken only when all of these hold, else the stock ``invoke``/``ainvoke`` runs:
+
+- the model is a ``BaseChatModel`` whose class keeps langchain-core's own ``invoke`` path (``invoke``,
+  ``generate``, ``_generate_with_cache`` and their async twins are not overridden), with native async code
+  for the async path;
+- nobody listens: the call's callbacks are a manager without handlers (the run's own callback manager,
+  configured when the run started, found no tracer, no debug or verbose handler and no configure hook),
+  the model has no callbacks of its own and is not ``verbose``;
+- no cache (neither the model's nor langchain's global one), no rate limiter, no streaming requested
+  (``streaming=True`` or ``stream=`` in the call's arguments), ``output_version`` not ``"v1"``;
+- every message's content is plain text (``invoke`` would normalise content blocks).
+
+Tools likewise (:func:`direct_tool`): a stock ``StructuredTool`` whose function takes no ``config``,
+``callbacks`` or ``run_manager`` and has no injected arguments, returning plain content
+(``response_format="content"``), with no callbacks or ``verbose`` of its own and nobody listening, has its
+arguments parsed by the tool itself (``_to_args_and_kwargs``, the same validation and coercion) and its
+function called with the run's config as the current config (what ``invoke`` sets for nested runnables).
+
+So a traced, cached, rate-limited or streamed model behaves exactly as with ``invoke``. The one visible
+difference of a direct call: a reply without an ``id`` keeps none (``invoke`` gives it the id of the LLM run
+it opened for the tracers).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any, cast
 
+from langchain_core.callbacks import BaseCallbackManager
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
+from langchain_core.tools import StructuredTool
 
-__all__ = ["ainvoke_model", "invoke_model"]
+__all__ = ["ainvoke_model", "direct_model", "direct_tool", "invoke_model", "tool_context"]
+
+_GATEWAY_KEY = "lc_gateway_metadata"  # langchain-core drops this key of generation_info from response_metadata
+_STRUCTURED_KEYS = ("ls_structured_output_format", "structured_output_format")  # for tracers only
+_KEPT = ("invoke", "ainvoke", "generate", "agenerate", "generate_prompt", "agenerate_prompt",
+         "_generate_with_cache", "_agenerate_with_cache")
 
 
 def invoke_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig, kwargs: dict[str, Any]) -> Any:
-    """``llm.invoke(messages, config, **kwargs)``."""
+    """``llm.invoke(messages, config, **kwargs)``, directly when nothing observes the call."""
+    if direct_model(llm, messages, config, kwargs, asynchronous=False):
+        return _reply(llm._generate(messages, **_call_kwargs(llm, kwargs, asynchronous=False)))
     return llm.invoke(messages, config, **kwargs)
 
 
 async def ainvoke_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig,
                         kwargs: dict[str, Any]) -> Any:
-    """``await llm.ainvoke(messages, config, **kwargs)``."""
+    """``await llm.ainvoke(messages, config, **kwargs)``, directly when nothing observes the call."""
+    if direct_model(llm, messages, config, kwargs, asynchronous=True):
+        return _reply(await llm._agenerate(messages, **_call_kwargs(llm, kwargs, asynchronous=True)))
     return await llm.ainvoke(messages, config, **kwargs)
+
+
+def direct_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig, kwargs: dict[str, Any], *,
+                 asynchronous: bool) -> bool:
+    """Whether this call may skip ``invoke``'s callback machinery (the conditions in the module doc)."""
+    if not isinstance(llm, BaseChatModel) or not _stock_invoke(type(llm), asynchronous):
+        return False
+    callbacks = config.get("callbacks")
+    if not isinstance(callbacks, BaseCallbackManager) or callbacks.handlers or callbacks.inheritable_handlers:
+        return False
+    if llm.callbacks or llm.verbose or llm.rate_limiter is not None or llm.output_version == "v1":
+        return False
+    if llm.cache is not False and (llm.cache is not None or _global_cache() is not None):
+        return False
+    if kwargs.get("stream") or ("streaming" in llm.model_fields_set and getattr(llm, "streaming", None)):
+        return False
+    return all(isinstance(m.content, str) for m in messages)
+
+
+@lru_cache(maxsize=256)
+def _stock_invoke(cls: type[BaseChatModel], asynchronous: bool) -> bool:
+    if any(getattr(cls, name) is not getattr(BaseChatModel, name) for name in _KEPT):
+        return False
+    return not asynchronous or cls._agenerate is not BaseChatModel._agenerate
+
+
+@lru_cache(maxsize=256)
+def _takes_run_manager(method: Any) -> bool:
+    try:
+        return "run_manager" in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return True
+
+
+def _call_kwargs(llm: BaseChatModel, kwargs: dict[str, Any], *, asynchronous: bool) -> dict[str, Any]:
+    """The keyword arguments ``invoke`` would hand to ``_generate``: tracing-only keys dropped, ``stop``
+    and ``run_manager`` passed as ``_generate_with_cache`` does."""
+    out = {k: v for k, v in kwargs.items() if k not in _STRUCTURED_KEYS}
+    out["stop"] = kwargs.get("stop")
+    method = type(llm)._agenerate if asynchronous else type(llm)._generate
+    if _takes_run_manager(method):
+        out["run_manager"] = None
+    return out
+
+
+def _reply(result: Any) -> Any:
+    """The first generation's message, with ``response_metadata`` merged as ``_generate_with_cache`` does."""
+    for generation in result.generations:
+        info = generation.generation_info or {}
+        generation.message.response_metadata = {
+            **{k: v for k, v in info.items() if k != _GATEWAY_KEY}, **generation.message.response_metadata}
+    message = result.generations[0].message
+    if len(result.generations) == 1 and result.llm_output is not None:
+        message.response_metadata = {**result.llm_output, **message.response_metadata}
+    return message
+
+
+def _global_cache() -> Any:
+    from langchain_core.globals import get_llm_cache
+
+    return get_llm_cache()
+
+
+def direct_tool(tool: Any, config: RunnableConfig | None, *, asynchronous: bool) -> bool:
+    """Whether this tool call may skip ``invoke``'s callback machinery (see the module doc). ``asynchronous``:
+    the tool's ``coroutine`` is to be awaited (else its ``func`` is called)."""
+    if type(tool) is not StructuredTool or tool.callbacks or tool.verbose or tool.response_format != "content":
+        return False
+    callbacks = None if config is None else config.get("callbacks")
+    if not isinstance(callbacks, BaseCallbackManager) or callbacks.handlers or callbacks.inheritable_handlers:
+        return False
+    function = tool.coroutine if asynchronous else tool.func
+    return function is not None and _plain_function(function) and not tool._injected_args_keys
+
+
+@lru_cache(maxsize=1024)
+def _plain_function(function: Any) -> bool:
+    """A function that takes none of what ``StructuredTool._run`` injects (config, callbacks, run_manager)."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    for name, parameter in parameters.items():
+        if name in ("callbacks", "run_manager", "config"):
+            return False
+        annotation = parameter.annotation
+        text = annotation if isinstance(annotation, str) else repr(annotation)
+        if annotation is RunnableConfig or "RunnableConfig" in text:
+            return False
+    return True
+
+
+@contextmanager
+def tool_context(config: RunnableConfig) -> Iterator[None]:
+    """The run's config as the current config while a tool runs (nested runnables inherit it), as
+    ``invoke`` sets it."""
+    current = cast(RunnableConfig, {k: v for k, v in config.items() if k not in ("run_name", "run_id")})
+    token = var_child_runnable_config.set(current)
+    try:
+        yield
+    finally:
+        var_child_runnable_config.reset(token)

@@ -34,6 +34,7 @@ from langchain_core.tools import BaseTool, StructuredTool, Tool, ToolException
 from pydantic import BaseModel, ValidationError
 
 from react_agent._errors import ConfigError, OutputParseError
+from react_agent._fastpath import direct_tool, tool_context
 from react_agent._parser import _FINISH_NAMES, _MAX_NAME, _NONE_NAMES, _canon, parse_response
 from react_agent._results import error_text, result_error, safe_str, stringify, tool_outcome
 from react_agent._timeouts import (
@@ -370,13 +371,12 @@ def run_sync(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None
     result reports an error; never the tool's own exception.
     """
     deadline = None if timeout is None else time.monotonic() + timeout
-    runnable = _marking_handled_errors(tool)
     name = f"tool-{tool.name}"
     try:
         if _async_only(tool):
-            result = run_awaitable_within(lambda: runnable.ainvoke(args, config), timeout, name=name)
+            result = run_awaitable_within(lambda: _invoke_async(tool, args, config), timeout, name=name)
         else:
-            result = call_within(lambda: runnable.invoke(args, config), timeout, name=name)
+            result = call_within(lambda: _invoke(tool, args, config), timeout, name=name)
         if inspect.isawaitable(result):
             result = _finish_sync(result, _left(deadline), name)
     except DeadlineExceeded:
@@ -397,12 +397,11 @@ async def run_async(
     a sync tool returns is awaited within the time left. Raises like :func:`run_sync`.
     """
     deadline = None if timeout is None else time.monotonic() + timeout
-    runnable = _marking_handled_errors(tool)
     try:
         if _native_async(tool):
-            result = await acall_within(lambda: runnable.ainvoke(args, config), timeout)
+            result = await acall_within(lambda: _invoke_async(tool, args, config), timeout)
         else:
-            result = await acall_in_thread(lambda: runnable.invoke(args, config), timeout, name=f"tool-{tool.name}")
+            result = await acall_in_thread(lambda: _invoke(tool, args, config), timeout, name=f"tool-{tool.name}")
         if inspect.isawaitable(result):
             result = await _finish_async(result, _left(deadline))
     except DeadlineExceeded:
@@ -410,6 +409,43 @@ async def run_async(
     except Exception as exc:
         raise ToolError(error_text(exc)) from exc
     return _checked(result)
+
+
+def _invoke(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None) -> Any:
+    """``tool.invoke(args, config)`` with handled errors marked; the tool's own function directly when
+    nothing listens (:func:`direct_tool`)."""
+    if config is not None and direct_tool(tool, config, asynchronous=False):
+        try:
+            positional, keywords = tool._to_args_and_kwargs(args, None)
+        except ValidationError:
+            pass  # invoke reports it (or its handle_validation_error does), as for any tool
+        else:
+            with tool_context(config):
+                try:
+                    return tool.func(*positional, **keywords)  # type: ignore[attr-defined]
+                except ToolException as exc:
+                    if not tool.handle_tool_error:
+                        raise
+                    return _tool_error_marker(tool.handle_tool_error)(exc)
+    return _marking_handled_errors(tool).invoke(args, config)
+
+
+async def _invoke_async(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None) -> Any:
+    """Async :func:`_invoke`: ``tool.ainvoke(args, config)``, or the tool's coroutine directly."""
+    if config is not None and direct_tool(tool, config, asynchronous=True):
+        try:
+            positional, keywords = tool._to_args_and_kwargs(args, None)
+        except ValidationError:
+            pass
+        else:
+            with tool_context(config):
+                try:
+                    return await tool.coroutine(*positional, **keywords)  # type: ignore[attr-defined]
+                except ToolException as exc:
+                    if not tool.handle_tool_error:
+                        raise
+                    return _tool_error_marker(tool.handle_tool_error)(exc)
+    return await _marking_handled_errors(tool).ainvoke(args, config)
 
 
 def _left(deadline: float | None) -> float | None:
