@@ -41,6 +41,7 @@ __all__ = [
     "relevant_tools",
     "should_abstain",
     "spans",
+    "task_text",
     "tool_descriptions",
     "ungrounded",
     "unsupported",
@@ -158,6 +159,13 @@ def grounding_source(prompt: str, markers: Sequence[str] = _TURN_MARKERS) -> str
     the compact prompts (``Now your turn`` / ``Теперь твой ход``), else from the full prompts' ``**Task**:``
     label; the whole prompt when there is none. Worked examples before the marker are left out, so a value
     copied from an example is not "grounded", and so are the labels that start lines (``Answer:``)."""
+    best, length = _turn_start(prompt, markers)
+    text = prompt[best + length:] if best >= 0 else prompt
+    return _LABEL.sub("", text)
+
+
+def _turn_start(prompt: str, markers: Sequence[str]) -> tuple[int, int]:
+    """Where the current turn starts in ``prompt`` (the marker's index, -1 for none) and the marker's length."""
     best, length = -1, 0
     for marker in markers[:2]:
         found = prompt.rfind(marker)
@@ -168,8 +176,15 @@ def grounding_source(prompt: str, markers: Sequence[str] = _TURN_MARKERS) -> str
             found = prompt.find(marker)
             if found >= 0 and (best < 0 or found < best):
                 best, length = found, len(marker)
-    text = prompt[best + length:] if best >= 0 else prompt
-    return _LABEL.sub("", text)
+    return best, length
+
+
+def task_text(prompt: str, markers: Sequence[str] = _TURN_MARKERS) -> str:
+    """:func:`grounding_source` without the template's own lines: a line of the current turn that a worked
+    example before it also has (``No history yet``) is the prompt's text, not the task's."""
+    best, _ = _turn_start(prompt, markers)
+    shared = {line.strip() for line in _LABEL.sub("", prompt[:max(best, 0)]).splitlines()}
+    return "\n".join(line for line in grounding_source(prompt, markers).splitlines() if line.strip() not in shared)
 
 
 _LABEL = re.compile(r"(?m)^[ \t]*\w[\w ]{0,30}:(?=\s|$)")

@@ -197,3 +197,15 @@ def test_the_demo_tasks_keep_their_tools(task: str, tmp_path: Any) -> None:
     kept = relevant_tools(texts, task)
     assert kept, (task, kept)
     assert ("register_user" if "egist" in task or "арегистр" in task else "search_db") in kept
+
+
+def test_task_text_leaves_out_the_templates_own_lines() -> None:
+    from react_agent._decoding import grounding_source, task_text
+    from react_agent._fewshot import examples_for_tools
+
+    agent = ReactAgent(ScriptedChatModel(["unused"]), TOOLS, prompts="en-compact", examples=examples_for_tools(TOOLS))
+    [message] = agent.build_messages(RunState("Find the history of triangles"))
+    prompt = str(message.content) + "\n"
+    assert "No history yet" in grounding_source(prompt)
+    assert task_text(prompt).strip() == "Find the history of triangles"  # "history" is not the task's word here
+    assert task_text("no marker, no examples") == "no marker, no examples"

@@ -64,6 +64,7 @@ from react_agent._decoding import (
     grounding_source,
     relevant_tools,
     should_abstain,
+    task_text,
     tool_descriptions,
     ungrounded,
     with_format_patterns,
@@ -560,10 +561,11 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     ``abstain_unrelated``): the actions offered at all are the tools most related to the task (:func:`_offered`);
     when that leaves only FINISH, its answer text is as short as an abstaining one.
     """
-    source = grounding_source(prompt) if source is None else source
     unrelated = False
     if preselect or abstain_unrelated:
-        schema, unrelated = _offered(prompt, schema, source, preselect=preselect, abstain_unrelated=abstain_unrelated)
+        said = task_text(prompt) if source is None else source
+        schema, unrelated = _offered(prompt, schema, said, preselect=preselect, abstain_unrelated=abstain_unrelated)
+    source = grounding_source(prompt) if source is None else source
     actions = branches(schema) or {}
     if unrelated:
         actions[FINISH] = {**actions[FINISH], "maxLength": _ABSTAIN_ANSWER_LENGTH}
