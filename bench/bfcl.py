@@ -29,11 +29,12 @@ The small-model techniques (docs/local-models.md, "Techniques for small models")
 ablation of the react_agent protocol: each ``--variant NAME=PROMPTS:EXAMPLES:FLAGS`` is a prompt set, the
 worked examples (``none`` or ``generated`` by ``examples_for_tools``) and the ``LocalChatModel`` options
 switched on (``format_patterns``, ``two_stage``, ``grounding``, ``abstain``, ``preselect``,
-``abstain_unrelated``); every variant runs on every
-case, the categories interleaved, and each decision is appended to ``--records`` at once (a stopped run is
-resumed, and summarised on the cases all variants have). ``--simulate-abstain VARIANT`` adds VARIANT with
-``abstain`` on, computed from its recorded decisions (abstaining is a pure function of the call and the
-task). The summaries go to the ``ablation`` list of bench/results/bfcl.json, next to the main results::
+``abstain_unrelated``); every variant runs on every case, the categories interleaved, and each decision is
+appended to ``--records`` at once (a stopped run is resumed, and summarised on the cases all variants have).
+``--simulate-abstain VARIANT`` adds VARIANT with ``abstain`` on, computed from its recorded decisions
+(abstaining is a pure function of the call and the task); ``--simulate-unrelated VARIANT`` likewise adds
+VARIANT with ``abstain_unrelated`` on (FINISH when no tool shares a content word with the question). The
+summaries go to the ``ablation`` list of bench/results/bfcl.json, next to the main results::
 
     python -m bench.bfcl --limit 40 --records runs.jsonl --variant base=en:none:- \
         --variant full=en-compact:generated:format_patterns,two_stage,grounding --simulate-abstain full
@@ -429,6 +430,30 @@ def simulate_abstain(records: list[dict[str, Any]], cases: dict[str, BfclCase], 
     return out
 
 
+def simulate_unrelated(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str) -> list[dict[str, Any]]:
+    """The records ``variant`` would have had with ``LocalChatModel(abstain_unrelated=True)`` on top (and
+    ``preselect`` off), computed without the model: when no tool's name and description shares a content word
+    with the question (``relevant_tools``), the answer is FINISH whatever the model would write; otherwise
+    every tool stays offered and the decision is the recorded one. The FINISH text is not produced."""
+    from react_agent._decoding import relevant_tools
+
+    out = []
+    for record in records:
+        if record["variant"] != variant:
+            continue
+        new = {**record, "variant": f"{variant}+unrelated", "simulated": True,
+               "techniques": {**record["techniques"], "abstain_unrelated": True, "preselect": False}}
+        case = cases.get(record["id"])
+        if case is not None:
+            texts = {f["name"]: f"{f['name']} {str(f.get('description') or f['name']).splitlines()[0]}"
+                     for f in case.functions}
+            if relevant_tools(texts, case.question) == []:
+                new.update(kind="finish", name=None, args=None)
+                new["correct"], new["why"] = score(case, {"kind": "finish"})
+        out.append(new)
+    return out
+
+
 def record_ablation_records(records: list[dict[str, Any]], *, limit: int | None, model: str,
                             out_dir: Path | None = None) -> Path:
     """Summarise ablation records per variant and add each to the published ``ablation`` list."""
@@ -550,6 +575,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-run", action="store_true", help="with --variant: only summarise the --records file")
     parser.add_argument("--simulate-abstain", action="append", default=None, metavar="VARIANT",
                         help="also record VARIANT+abstain, computed from VARIANT's records without the model")
+    parser.add_argument("--simulate-unrelated", action="append", default=None, metavar="VARIANT",
+                        help="also record VARIANT+unrelated (abstain_unrelated on, preselect off), computed from "
+                             "VARIANT's records without the model")
     parser.add_argument("--record-ablation", action="store_true",
                         help="add this run's summary to the 'ablation' list of the published bfcl.json (keeping its "
                              "main results) instead of replacing the file")
@@ -581,6 +609,8 @@ def main(argv: list[str] | None = None) -> int:
         records = [r for r in records if r["id"] in common]
         for name in args.simulate_abstain or []:
             records += simulate_abstain(records, cases, name)
+        for name in args.simulate_unrelated or []:
+            records += simulate_unrelated(records, cases, name)
         path = record_ablation_records(records, limit=limit, model=args.model_path or "gemma-3-270m-q4_k_m",
                                        out_dir=args.out_dir)
         print(ablation_markdown(json.loads(path.read_text(encoding="utf-8"))))
