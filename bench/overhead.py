@@ -43,13 +43,18 @@ def make_tool() -> Any:
 
     def lookup(key: str) -> str:
         """Look up the value stored under a key."""
-        return f"value of {key}"
+        return lookup_value(key)
 
     # real types, not the strings ``from __future__ import annotations`` leaves, which langchain-core
     # would re-evaluate on every call (an artefact of this file, not of either framework)
     lookup.__annotations__ = {"key": str, "return": str}
 
     return StructuredTool.from_function(lookup)
+
+
+def lookup_value(key: str) -> str:
+    """The tool's work (a module attribute, so that :class:`Meter` can time it however the tool is called)."""
+    return f"value of {key}"
 
 
 def replies(finish_name: str) -> list[str]:
@@ -157,8 +162,8 @@ def make_langchain_agent() -> Callable[[], Any]:
 
 # ------------------------------------------------------------------------------------------ timing
 class Meter:
-    """Time spent inside the model's ``invoke``/``_generate`` and the tool's ``invoke``/``run`` (outermost
-    calls only)."""
+    """Time spent inside the model (``invoke``/``_generate``) and the tool (``invoke``/``run``, or its argument
+    parsing and function), outermost calls only."""
 
     def __init__(self) -> None:
         self.model = 0.0
@@ -186,10 +191,14 @@ class Meter:
         from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
         from langchain_core.tools import StructuredTool
 
-        originals: list[tuple[type, str, str]] = [
+        import bench.overhead as this
+
+        # the tool's time: its invoke/run (LangChain; react_agent when a tracer listens), or, on react_agent's
+        # direct path, the tool's own argument parsing (_to_args_and_kwargs) and its function
+        originals: list[tuple[Any, str, str]] = [
             (FakeMessagesListChatModel, "invoke", "model"), (FakeMessagesListChatModel, "_generate", "model"),
-            (StructuredTool, "invoke", "tool"),
-            (StructuredTool, "run", "tool")]
+            (StructuredTool, "invoke", "tool"), (StructuredTool, "run", "tool"),
+            (StructuredTool, "_to_args_and_kwargs", "tool"), (this, "lookup_value", "tool")]
         saved = [(cls, attr, cls.__dict__.get(attr)) for cls, attr, _ in originals]
         try:
             for cls, attr, bucket in originals:
@@ -456,7 +465,8 @@ def markdown(data: dict[str, Any]) -> str:
         "model steps. The model's time is measured by wrapping its `invoke` (LangChain, and react_agent when "
         "a tracer listens) and its `_generate` (react_agent's direct path: with no callback handler, no cache, "
         "no rate limiter and no streaming it calls `_generate` as `invoke` would, without opening an LLM run "
-        "for tracers that are not there); the tool's by wrapping its `invoke`/`run`. Only the outermost of "
+        "for tracers that are not there); the tool's by wrapping its `invoke`/`run` and, for the direct path, "
+        "the tool's own argument parsing (`_to_args_and_kwargs`) and function. Only the outermost of "
         "nested wrapped calls counts, so LangChain's `invoke` machinery around `_generate` is model time for "
         "LangChain and simply absent for react_agent.",
     ]
