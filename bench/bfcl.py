@@ -29,11 +29,13 @@ The small-model techniques (docs/local-models.md, "Techniques for small models")
 ablation of the react_agent protocol: each ``--variant NAME=PROMPTS:EXAMPLES:FLAGS`` is a prompt set, the
 worked examples (``none`` or ``generated`` by ``examples_for_tools``) and the ``LocalChatModel`` options
 switched on (``format_patterns``, ``two_stage``, ``grounding``, ``abstain``, ``preselect``,
-``abstain_unrelated``); every variant runs on every case, the categories interleaved, and each decision is
-appended to ``--records`` at once (a stopped run is resumed, and summarised on the cases all variants have).
+``abstain_unrelated``, ``fill_enums``); every variant runs on every case, the categories interleaved, and
+each decision is appended to ``--records`` at once (a stopped run is resumed, and summarised on the cases
+all variants have).
 ``--simulate-abstain VARIANT`` adds VARIANT with ``abstain`` on, computed from its recorded decisions
 (abstaining is a pure function of the call and the task); ``--simulate-unrelated VARIANT`` likewise adds
-VARIANT with ``abstain_unrelated`` on (FINISH when no tool shares a content word with the question). The
+VARIANT with ``abstain_unrelated`` on (FINISH when no tool shares a content word with the question), and
+``--simulate-fill VARIANT`` with ``fill_enums`` on (a pure function of the call and the question). The
 summaries go to the ``ablation`` list of bench/results/bfcl.json, next to the main results::
 
     python -m bench.bfcl --limit 40 --records runs.jsonl --variant base=en:none:- \
@@ -271,9 +273,10 @@ def ideal_model() -> Any:
     return IdealChatModel()
 
 
-TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns", "abstain", "preselect", "abstain_unrelated")
+TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns", "abstain", "preselect", "abstain_unrelated",
+                   "fill_enums")
 """LocalChatModel options measured by the ablation (``--two-stage``, ``--grounding``, ``--patterns``,
-``--abstain``, ``--preselect``, ``--abstain-unrelated``)."""
+``--abstain``, ``--preselect``, ``--abstain-unrelated``, ``--fill-enums``)."""
 
 
 def local_model(model_path: str | None, max_tokens: int | None, n_threads: int | None,
@@ -454,6 +457,31 @@ def simulate_unrelated(records: list[dict[str, Any]], cases: dict[str, BfclCase]
     return out
 
 
+def simulate_fill(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str) -> list[dict[str, Any]]:
+    """The records ``variant`` would have had with ``LocalChatModel(fill_enums=True)`` on top, computed without
+    the model: the optional enum arguments the question names are added to each recorded call
+    (``filled_enums`` runs after every other technique, on the decided call)."""
+    from bench._bfcl_data import json_schema
+    from react_agent._decoding import filled_enums
+
+    out = []
+    for record in records:
+        if record["variant"] != variant:
+            continue
+        new = {**record, "variant": f"{variant}+fill", "simulated": True,
+               "techniques": {**record["techniques"], "fill_enums": True}}
+        case = cases.get(record["id"])
+        doc = next((f for f in case.functions if f["name"] == record["name"]), None) if case else None
+        if case is not None and doc is not None and record["kind"] == "call":
+            schema = json_schema({**(doc.get("parameters") or {}), "type": "dict"})
+            filled = filled_enums(record["args"], schema, case.question)
+            if filled is not None:
+                new["args"] = filled
+                new["correct"], new["why"] = score(case, {"kind": "call", "name": record["name"], "args": filled})
+        out.append(new)
+    return out
+
+
 def record_ablation_records(records: list[dict[str, Any]], *, limit: int | None, model: str,
                             out_dir: Path | None = None) -> Path:
     """Summarise ablation records per variant and add each to the published ``ablation`` list."""
@@ -578,6 +606,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--simulate-unrelated", action="append", default=None, metavar="VARIANT",
                         help="also record VARIANT+unrelated (abstain_unrelated on, preselect off), computed from "
                              "VARIANT's records without the model")
+    parser.add_argument("--simulate-fill", action="append", default=None, metavar="VARIANT",
+                        help="also record VARIANT+fill (fill_enums on), computed from VARIANT's records")
     parser.add_argument("--record-ablation", action="store_true",
                         help="add this run's summary to the 'ablation' list of the published bfcl.json (keeping its "
                              "main results) instead of replacing the file")
@@ -611,6 +641,8 @@ def main(argv: list[str] | None = None) -> int:
             records += simulate_abstain(records, cases, name)
         for name in args.simulate_unrelated or []:
             records += simulate_unrelated(records, cases, name)
+        for name in args.simulate_fill or []:
+            records += simulate_fill(records, cases, name)
         path = record_ablation_records(records, limit=limit, model=args.model_path or "gemma-3-270m-q4_k_m",
                                        out_dir=args.out_dir)
         print(ablation_markdown(json.loads(path.read_text(encoding="utf-8"))))

@@ -14,6 +14,8 @@ Three of them, all generic (derived from the tools' JSON schemas and the prompt 
   whose value appears nowhere in the task (or in the observations of the history) is suspect; the
   arguments are then decoded again with each suspect field restricted to the spans of the task text (an
   ``enum`` of its word sequences), filtered by the field's pattern. Lists are checked item by item.
+* **Optional enums** (:func:`filled_enums`): an optional argument left out whose allowed values the task
+  names word for word is set to them.
 * **Tool relevance** (:func:`content_stems`, :func:`tool_descriptions`, :func:`relevant_tools`): the tools
   whose name and description share the most content words with the task and history; a tool that shares
   none is not what the task asks for.
@@ -34,6 +36,7 @@ __all__ = [
     "action_schema",
     "branches",
     "content_stems",
+    "filled_enums",
     "format_pattern",
     "grounded_schema",
     "grounding_source",
@@ -455,3 +458,41 @@ def relevant_tools(descriptions: Mapping[str, str], source: str) -> list[str] | 
     scores = {name: len(stems & task) for name, stems in tools.items()}
     best = max(scores.values())
     return [name for name, score in scores.items() if score == best] if best > 0 else []
+
+
+# ------------------------------------------------------------------------------------------ optional enums
+MIN_ENUM_WORD = 3
+"""Enum values shorter than this are not looked for in the task (``"a"``, ``"no"`` occur by accident)."""
+
+
+def _named(value: Any, text: str) -> bool:
+    if not isinstance(value, str) or len(value) < MIN_ENUM_WORD:
+        return False
+    return re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text, re.IGNORECASE) is not None
+
+
+def filled_enums(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """``args`` with each *optional* argument the call left out, and whose schema is an ``enum`` of strings (or
+    an array of such), set to the allowed value(s) that ``source`` names word for word (whole words, any case,
+    values of at least :data:`MIN_ENUM_WORD` characters; the first named value for a single one). ``None``
+    when nothing is added. A small model leaves optional arguments out (it copies worked examples that show
+    only the required ones) even when the task says which value it wants ("a vegan menu")."""
+    if not isinstance(args, Mapping):
+        return None
+    props = args_schema.get("properties")
+    if not isinstance(props, Mapping):
+        return None
+    required = args_schema.get("required")
+    required_names = set(required) if isinstance(required, list) else set()
+    added: dict[str, Any] = {}
+    for name, sub in props.items():
+        if name in args or name in required_names or not isinstance(sub, Mapping):
+            continue
+        items = _items_schema(sub)
+        enum = (items if items is not None else sub).get("enum")
+        if not isinstance(enum, list):
+            continue
+        named = [value for value in enum if _named(value, source)]
+        if named:
+            added[name] = named if items is not None else named[0]
+    return {**args, **added} if added else None

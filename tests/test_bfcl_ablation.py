@@ -33,3 +33,20 @@ def test_simulate_unrelated_finishes_only_where_no_tool_shares_a_word() -> None:
     assert irrelevant["kind"] == "finish" and irrelevant["correct"] is True and irrelevant["simulated"]
     assert irrelevant["variant"] == "v+unrelated" and irrelevant["techniques"]["abstain_unrelated"] is True
     assert simple["kind"] == "call" and simple["correct"] is True  # a related question keeps its decision
+
+
+def test_simulate_fill_adds_the_named_optional_enum() -> None:
+    from bench._bfcl_data import BfclCase
+    from bench.bfcl import simulate_fill
+
+    props = {"location": {"type": "string"},
+             "diet": {"type": "array", "items": {"type": "string", "enum": ["vegan", "halal"]}}}
+    doc = {"name": "find_restaurants", "description": "Find restaurants.",
+           "parameters": {"type": "dict", "properties": props, "required": ["location"]}}
+    case = BfclCase("simple_9", "simple_python", "Restaurants in Manhattan with a vegan menu", [doc],
+                    [{"find_restaurants": {"location": ["Manhattan"], "diet": [["vegan"]]}}])
+    record = {"id": "simple_9", "variant": "v", "kind": "call", "name": "find_restaurants",
+              "args": {"location": "Manhattan"}, "correct": False, "why": "missing_optional", "techniques": {}}
+    [filled] = simulate_fill([record], {"simple_9": case}, "v")
+    assert filled["args"] == {"location": "Manhattan", "diet": ["vegan"]} and filled["correct"] is True
+    assert filled["variant"] == "v+fill" and filled["simulated"]

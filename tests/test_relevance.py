@@ -180,7 +180,7 @@ def test_grounding_redecodes_a_copied_list_and_abstains_when_the_task_has_none()
 
 def test_local_model_has_the_relevance_options_on_by_default() -> None:
     model = LocalChatModel()
-    assert model.preselect and model.abstain_unrelated
+    assert model.preselect and model.abstain_unrelated and model.fill_enums
     assert not LocalChatModel(preselect=False, abstain_unrelated=False).preselect
 
 
@@ -209,3 +209,40 @@ def test_task_text_leaves_out_the_templates_own_lines() -> None:
     assert "No history yet" in grounding_source(prompt)
     assert task_text(prompt).strip() == "Find the history of triangles"  # "history" is not the task's word here
     assert task_text("no marker, no examples") == "no marker, no examples"
+
+
+# --------------------------------------------------------------------------- optional enums
+
+ENUM_SCHEMA = {"type": "object", "properties": {
+    "location": {"type": "string"},
+    "diet": {"type": "array", "items": {"type": "string", "enum": ["vegan", "gluten-free", "halal"]}},
+    "size": {"type": "string", "enum": ["small", "large"]},
+    "mode": {"type": "string", "enum": ["a", "b"]},
+    "kind": {"type": "string", "enum": ["Thai", "Greek"]},
+}, "required": ["location", "kind"]}
+
+
+def test_filled_enums_adds_the_optional_values_the_task_names() -> None:
+    from react_agent._decoding import filled_enums
+
+    task = "Find a large Thai place in Manhattan with a vegan and gluten-free menu, a b c."
+    assert filled_enums({"location": "Manhattan", "kind": "Thai"}, ENUM_SCHEMA, task) == {
+        "location": "Manhattan", "kind": "Thai", "diet": ["vegan", "gluten-free"], "size": "large"}
+    # a value the call has is kept; required ones are the model's; short values ("a", "b") are never looked for
+    assert filled_enums({"location": "x", "size": "small", "diet": []}, ENUM_SCHEMA, task) is None
+    assert filled_enums({"location": "x"}, ENUM_SCHEMA, "Find a place") is None
+    assert filled_enums({"location": "x"}, ENUM_SCHEMA, "the largest veganism") is None  # whole words only
+    assert filled_enums("not a dict", ENUM_SCHEMA, task) is None
+
+
+def test_staged_answer_fills_named_optional_enums() -> None:
+    tool = _tool("find_restaurants", "Find restaurants by location and cuisine.", {})
+    schema = answer_schema([tool])
+    schema["anyOf"][0]["properties"]["action_input"] = ENUM_SCHEMA
+    prompt = _prompt("Find Thai restaurants in Manhattan with a vegan menu.", [tool])
+    script = _Script('{"thought": "t", "action": "find_restaurants", ', '{"location": "Manhattan", "kind": "Thai"}}')
+    text = _staged_answer(script, prompt, schema, two_stage=True, grounding=True, abstain=True, fill_enums=True)
+    assert json.loads(text)["action_input"] == {"location": "Manhattan", "kind": "Thai", "diet": ["vegan"]}
+    script = _Script('{"thought": "t", "action": "find_restaurants", ', '{"location": "Manhattan", "kind": "Thai"}}')
+    text = _staged_answer(script, prompt, schema, two_stage=True, grounding=True, abstain=True, fill_enums=False)
+    assert json.loads(text)["action_input"] == {"location": "Manhattan", "kind": "Thai"}

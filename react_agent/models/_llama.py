@@ -60,6 +60,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from react_agent._decoding import (
     branches,
+    filled_enums,
     grounded_schema,
     grounding_source,
     relevant_tools,
@@ -351,6 +352,10 @@ class LocalChatModel(BaseChatModel):
     description``) share the most content words with the task and history, and FINISH
     (:func:`react_agent._decoding.relevant_tools`); every tool when none shares a word, when the prompt lists
     no descriptions or when the task is written in another alphabet than the descriptions."""
+    fill_enums: bool = True
+    """After an agent answer, set each optional argument the call left out, whose schema is an ``enum`` (or an
+    array of one), to the allowed values the task names word for word
+    (:func:`react_agent._decoding.filled_enums`; plain prompt format only)."""
     abstain_unrelated: bool = True
     """Answer FINISH (the model writes a short answer text) when no tool's name and description shares a
     content word with the task and history: the task asks for something no tool does. Skipped in the cases
@@ -439,7 +444,8 @@ class LocalChatModel(BaseChatModel):
         use_chat = self.prompt_format == "chat" or (
             self.prompt_format == "auto" and bool(llama.metadata.get("tokenizer.chat_template"))
         )
-        techniques = self.two_stage or self.grounding or self.abstain or self.preselect or self.abstain_unrelated
+        techniques = (self.two_stage or self.grounding or self.abstain or self.preselect or self.abstain_unrelated
+                      or self.fill_enums)
         staged = (grammar is None and schema is not None and not use_chat and techniques
                   and branches(schema) is not None)
         with lock:
@@ -448,7 +454,8 @@ class LocalChatModel(BaseChatModel):
                 calls = _Calls(llama, options, max_tokens)
                 text = _staged_answer(calls, render_plain(messages), schema, two_stage=self.two_stage,
                                       grounding=self.grounding, abstain=self.abstain, source=grounding_text,
-                                      preselect=self.preselect, abstain_unrelated=self.abstain_unrelated)
+                                      preselect=self.preselect, abstain_unrelated=self.abstain_unrelated,
+                                      fill_enums=self.fill_enums)
                 input_tokens, output_tokens, finish_reason = calls.prompt_tokens, calls.completion_tokens, calls.finish
             else:
                 if schema is not None:
@@ -543,7 +550,7 @@ def _offered(prompt: str, schema: Mapping[str, Any], source: str, *, preselect: 
 
 def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[str, Any], *,
                    two_stage: bool, grounding: bool, abstain: bool = False, source: str | None = None,
-                   preselect: bool = False, abstain_unrelated: bool = False) -> str:
+                   preselect: bool = False, abstain_unrelated: bool = False, fill_enums: bool = False) -> str:
     """One agent answer under an answer schema, decoded in two stages and/or with grounded arguments.
 
     ``complete(prompt, schema, suffix=..., stop=...)`` is one constrained completion. Two stages: first the
@@ -559,12 +566,13 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     prompt after its last turn marker (:func:`react_agent._decoding.grounding_source`). A reply that cannot
     be read at any point is returned as it is (a cut reply stays cut). Preselection (``preselect``,
     ``abstain_unrelated``): the actions offered at all are the tools most related to the task (:func:`_offered`);
-    when that leaves only FINISH, its answer text is as short as an abstaining one.
+    when that leaves only FINISH, its answer text is as short as an abstaining one. ``fill_enums``: optional
+    ``enum`` arguments the task names are added at the end (:func:`react_agent._decoding.filled_enums`).
     """
+    asked = task_text(prompt) if source is None else source  # the task alone, without the template's lines
     unrelated = False
     if preselect or abstain_unrelated:
-        said = task_text(prompt) if source is None else source
-        schema, unrelated = _offered(prompt, schema, said, preselect=preselect, abstain_unrelated=abstain_unrelated)
+        schema, unrelated = _offered(prompt, schema, asked, preselect=preselect, abstain_unrelated=abstain_unrelated)
     source = grounding_source(prompt) if source is None else source
     actions = branches(schema) or {}
     if unrelated:
@@ -584,7 +592,7 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
         body = complete(prompt + prefix, actions[action], suffix="}", min_tokens=reserve)
     else:
         text = complete(prompt, schema)
-        if not (grounding or abstain):
+        if not (grounding or abstain or fill_enums):
             return text
         try:
             decided = json.loads(text)
@@ -616,6 +624,11 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
                 value = _json_or_none('"' + text + '"')
                 answer = finish + " " + json.dumps(value if isinstance(value, str) else text, ensure_ascii=False) + "}"
             return answer
+    if fill_enums and action != FINISH:
+        filled = filled_enums(_json_or_none(body.rstrip()[:-1]), actions[action], asked)
+        if filled is not None:
+            logger.debug("optional arguments %s of %s are named by the task", sorted(set(filled)), action)
+            body, changed = json.dumps(filled, ensure_ascii=False) + "}", True
     return prefix + body if changed else text
 
 
