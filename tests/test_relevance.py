@@ -246,3 +246,21 @@ def test_staged_answer_fills_named_optional_enums() -> None:
     script = _Script('{"thought": "t", "action": "find_restaurants", ', '{"location": "Manhattan", "kind": "Thai"}}')
     text = _staged_answer(script, prompt, schema, two_stage=True, grounding=True, abstain=True, fill_enums=False)
     assert json.loads(text)["action_input"] == {"location": "Manhattan", "kind": "Thai"}
+
+
+def test_a_value_taken_from_the_templates_lines_is_not_grounded() -> None:
+    """ "No history yet" is the prompt's line, not the task's: a call with "No" is decoded again from the task."""
+    from react_agent._fewshot import examples_for_tools
+
+    books = _tool("search_holy_books", "Search content, chapters or authors of holy books.",
+                  {"book": {"type": "string"}})
+    agent = ReactAgent(ScriptedChatModel(["unused"]), [books], prompts="en-compact",
+                       examples=examples_for_tools([books]))
+    [message] = agent.build_messages(RunState("What is a holy book?"))
+    prompt = str(message.content) + "\n"
+    script = _Script('{"thought": "t", "action": "search_holy_books", ', '{"book": "No"}}', '{"book": "holy book"}}')
+    text = _staged_answer(script, prompt, answer_schema([books]), two_stage=True, grounding=True, abstain=True)
+    assert json.loads(text)["action_input"] == {"book": "holy book"}
+    assert len(script.calls) == 3  # "No" was suspect: decoded again
+    offered = script.calls[2][1]["properties"]["book"]["enum"]
+    assert "holy book" in offered and "No" not in offered and not any("history" in v for v in offered)

@@ -62,7 +62,6 @@ from react_agent._decoding import (
     branches,
     filled_enums,
     grounded_schema,
-    grounding_source,
     relevant_tools,
     should_abstain,
     task_text,
@@ -306,7 +305,8 @@ class LocalChatModel(BaseChatModel):
     Per call (``invoke(..., **kwargs)`` or ``bind(...)``) it accepts ``stop=[...]``,
     ``response_format=`` (see :func:`schema_from_response_format`), ``grammar=`` (a GBNF string,
     wins over ``response_format``), ``grounding_text=`` (the task and observations that arguments must
-    come from, for ``grounding``; by default the prompt after its last turn marker) and overrides of
+    come from, for ``grounding``; by default the prompt after its last turn marker, without the lines a worked
+    example shares with it such as ``No history yet``) and overrides of
     ``max_tokens``, ``temperature`` and ``seed``.
     A schema is compiled into a llama.cpp grammar, so the output is guaranteed to match it (unless
     ``max_tokens`` cuts it short: ``response_metadata["finish_reason"] == "length"``).
@@ -563,7 +563,8 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     task. Abstaining: when a required argument is still invented
     (:func:`react_agent._decoding.should_abstain`), the answer becomes FINISH after the same thought, with
     an answer text the model writes. ``source`` is the text the arguments must come from; ``None``: the
-    prompt after its last turn marker (:func:`react_agent._decoding.grounding_source`). A reply that cannot
+    prompt after its last turn marker without the template's own lines (:func:`react_agent._decoding.task_text`).
+    A reply that cannot
     be read at any point is returned as it is (a cut reply stays cut). Preselection (``preselect``,
     ``abstain_unrelated``): the actions offered at all are the tools most related to the task (:func:`_offered`);
     when that leaves only FINISH, its answer text is as short as an abstaining one. ``fill_enums``: optional
@@ -573,7 +574,7 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     unrelated = False
     if preselect or abstain_unrelated:
         schema, unrelated = _offered(prompt, schema, asked, preselect=preselect, abstain_unrelated=abstain_unrelated)
-    source = grounding_source(prompt) if source is None else source
+    source = asked  # what the arguments must come from: the task and observations, not the template's lines
     actions = branches(schema) or {}
     if unrelated:
         actions[FINISH] = {**actions[FINISH], "maxLength": _ABSTAIN_ANSWER_LENGTH}
