@@ -2,7 +2,7 @@
 
 ``drive(agent, state)`` wraps the agent's loop: it answers replayed effects from the run's journal, records
 new ones, applies the token budget, the deadline and the error policy, and lets only raw I/O through to the
-driver (``BaseAgent.stream``/``astream``): a :class:`ModelIO` or :class:`ToolIO` request, which the driver
+driver (``_surface.stream_run``/``astream_run``): a :class:`ModelIO` or :class:`ToolIO` request, which the driver
 performs (:func:`perform` or :func:`aperform`) and answers by sending the result back, or a failure the
 layer handles (deadline, the model's failure) by throwing it in. Published steps pass through as
 :class:`StepDone`. So the sync and async drivers differ only in how they await the I/O.
@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage
@@ -31,8 +32,8 @@ from react_agent._types import AgentAction, AgentResult, Usage
 if TYPE_CHECKING:
     from react_agent._core import BaseAgent
 
-__all__ = ["ModelIO", "ToolIO", "advance", "aoutcome_of", "aperform", "close", "drive", "failed", "journal_of",
-           "masked_cause", "message_text", "message_usage", "outcome_of", "perform"]
+__all__ = ["Failure", "ModelIO", "ToolIO", "advance", "aperform", "close", "drive", "failed", "journal_of",
+           "masked_cause", "message_text", "message_usage", "perform", "safe_repr", "safe_str"]
 
 logger = logging.getLogger("react_agent")
 ZERO = Usage()
@@ -188,25 +189,11 @@ def advance(layer: Layer, reply: Any) -> Any:
         return None
 
 
-def outcome_of(perform: Callable[[], Any]) -> Any:
-    """``perform()``; the failures the journal layer handles (deadline, model) come back as a :class:`Failure`."""
-    try:
-        return perform()
-    except (DeadlineExceeded, ModelCallError) as exc:
-        return Failure(exc)
-
-
-async def aoutcome_of(perform: Awaitable[Any]) -> Any:
-    """Async :func:`outcome_of`."""
-    try:
-        return await perform
-    except (DeadlineExceeded, ModelCallError) as exc:
-        return Failure(exc)
-
-
 def perform(agent: BaseAgent, io: ModelIO | ToolIO, config: RunnableConfig) -> Any:
     """Carry out one I/O request in the calling thread (a model call bounded by the deadline)."""
     if isinstance(io, ModelIO):
+        if io.timeout is None:
+            return agent.call_model(io.call.messages, config, io.call)
         return call_within(lambda: agent.call_model(io.call.messages, config, io.call), io.timeout)
     with io.record.active():
         return agent.execute(io.action, config=config, timeout=io.timeout)
@@ -216,13 +203,20 @@ async def aperform(agent: BaseAgent, io: ModelIO | ToolIO, config: RunnableConfi
     """Async :func:`perform`; a model without async code of its own is called in a daemon thread (never the
     loop's default executor, which ``asyncio.run`` joins)."""
     if isinstance(io, ModelIO):
-        overridden = type(agent).acall_model.__qualname__ != "BaseAgent.acall_model"
+        overridden = type(agent).acall_model is not _base_acall_model()
         if overridden or native_async(agent.llm):
             return await acall_within(lambda: agent.acall_model(io.call.messages, config, io.call), io.timeout)
         return await acall_in_thread(lambda: agent.call_model(io.call.messages, config, io.call), io.timeout,
                                      name="model")
     with io.record.active():
         return await agent.aexecute(io.action, config=config, timeout=io.timeout)
+
+
+@cache
+def _base_acall_model() -> Callable[..., Any]:
+    from react_agent._core import BaseAgent
+
+    return BaseAgent.acall_model
 
 
 def close(agent: BaseAgent, state: RunState) -> AgentResult:

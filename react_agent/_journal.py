@@ -42,8 +42,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -348,14 +347,10 @@ class ToolCallRecord:
                              "approved": self.approval})
         return self.approval
 
-    @contextmanager
-    def active(self) -> Iterator[ToolCallRecord]:
-        """Make this the call in progress (its key and approval reach ``execute`` and ``approve``)."""
-        token = _CURRENT_CALL.set(self)
-        try:
-            yield self
-        finally:
-            _CURRENT_CALL.reset(token)
+    def active(self) -> _Active:
+        """Make this the call in progress (its key and approval reach ``execute`` and ``approve``): a
+        context manager."""
+        return _Active(self)
 
     def finish(self, outcome: Outcome) -> Outcome:
         """Journal the outcome (before the loop goes on) and return it."""
@@ -365,6 +360,22 @@ class ToolCallRecord:
                              "observation": outcome.observation, "kind": outcome.kind,
                              "seconds": round(time.monotonic() - self.started, 6)})
         return outcome
+
+
+class _Active:
+    """``with record.active():`` (a plain class: cheaper than a generator context manager, once per call)."""
+
+    __slots__ = ("record", "token")
+
+    def __init__(self, record: ToolCallRecord) -> None:
+        self.record = record
+
+    def __enter__(self) -> ToolCallRecord:
+        self.token = _CURRENT_CALL.set(self.record)
+        return self.record
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT_CALL.reset(self.token)
 
 
 # ---------------------------------------------------------------------------------------------- files

@@ -15,13 +15,14 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import uuid
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Union
 
 import jinja2
-from jinja2 import meta
+from jinja2 import meta, nodes
 from jinja2.runtime import Context
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.prompts import BasePromptTemplate
@@ -123,10 +124,12 @@ def _compile(name: str, source: str | BasePromptTemplate[Any], origin: str) -> t
         compiled: Template = source
     else:
         try:
-            used = meta.find_undeclared_variables(_ENV.parse(source))
+            tree = _ENV.parse(source)
+            used = meta.find_undeclared_variables(tree)
             compiled = _ENV.from_string(source)
         except jinja2.TemplateSyntaxError as exc:
             raise ConfigError(f"template {name!r} ({origin}) line {exc.lineno}: {exc.message}") from exc
+        _PLAIN[compiled] = frozenset(v for v in used if _written_as_is(tree, v))
     unknown = sorted(used - allowed)
     if unknown:
         raise ConfigError(
@@ -229,6 +232,16 @@ class PromptSet:
             return "\n\n".join(str(m.content) for m in self.messages(name, **variables))
         return _render_jinja(name, template, variables)
 
+    def split(self, name: str, variable: str, variables: Mapping[str, Any]) -> tuple[str, ...] | None:
+        """Template ``name`` rendered with ``variables`` and cut where ``variable`` is written: joining the
+        parts with any value of ``variable`` (then stripping) gives what :meth:`render` gives for it. So a
+        prompt whose other variables stay the same is rendered once. ``None`` when that does not hold: a
+        LangChain template, or one that does more with ``variable`` than write it as it is (``{{ x }}``)."""
+        template = self._templates[name]
+        if isinstance(template, BasePromptTemplate) or variable not in _PLAIN.get(template, ()):
+            return None
+        return tuple(_render_raw(name, template, {**variables, variable: _SLOT}).split(_SLOT))
+
     def messages(self, name: str, **variables: Any) -> list[BaseMessage]:
         """Render template ``name`` to chat messages (a jinja template gives one human message)."""
         template = self._templates[name]
@@ -261,8 +274,12 @@ def _cache_key(source: PromptSource, lang: str | None) -> Any:
     return None
 
 
-def _render_jinja(name: str, template: jinja2.Template, variables: dict[str, Any]) -> str:
-    """``template.render(...)`` of the allowed variables, stripped, without ``render``'s per-call copy of the
+def _render_jinja(name: str, template: jinja2.Template, variables: Mapping[str, Any]) -> str:
+    return _render_raw(name, template, variables).strip()
+
+
+def _render_raw(name: str, template: jinja2.Template, variables: Mapping[str, Any]) -> str:
+    """``template.render(...)`` of the allowed variables, without ``render``'s per-call copy of the
     template's globals (a ``ChainMap``, slow to copy): a plain snapshot of them, taken once per template, is
     the context's parent instead (the globals of our private environment never change)."""
     _, allowed = TEMPLATE_VARIABLES[name]
@@ -278,7 +295,24 @@ def _render_jinja(name: str, template: jinja2.Template, variables: dict[str, Any
         text: str = template.environment.concat(template.root_render_func(context))
     except Exception:
         template.environment.handle_exception()
-    return text.strip()
+    return text
 
 
 _GLOBALS: weakref.WeakKeyDictionary[jinja2.Template, dict[str, Any]] = weakref.WeakKeyDictionary()
+_PLAIN: weakref.WeakKeyDictionary[jinja2.Template, frozenset[str]] = weakref.WeakKeyDictionary()
+"""For each compiled template: the variables it only ever writes as they are (see :meth:`PromptSet.split`)."""
+_SLOT = f"\x00{uuid.uuid4().hex}\x00"  # never in a prompt: NUL characters and a random part
+
+# constructs that could change, test or re-bind a variable's text on its way out: no split past them
+_OPAQUE = (nodes.Macro, nodes.CallBlock, nodes.FilterBlock, nodes.Include, nodes.Import, nodes.FromImport,
+           nodes.Extends, nodes.Block, nodes.EvalContextModifier, nodes.With, nodes.Scope, nodes.OverlayScope)
+
+
+def _written_as_is(tree: nodes.Node, variable: str, parent: nodes.Node | None = None) -> bool:
+    """Whether every use of ``variable`` in the template ``tree`` is ``{{ variable }}``: never tested,
+    filtered, compared, assigned, looped over or passed on."""
+    if isinstance(tree, _OPAQUE):
+        return False
+    if isinstance(tree, nodes.Name) and tree.name == variable:
+        return tree.ctx == "load" and isinstance(parent, nodes.Output)
+    return all(_written_as_is(child, variable, tree) for child in tree.iter_child_nodes())

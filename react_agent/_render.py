@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
 
 from react_agent._errors import ConfigError
 from react_agent._prompts import PromptSet
+from react_agent._state import RunState
 from react_agent._tools import ToolRegistry
 from react_agent._types import FINISH, AgentStep, Example
 
-__all__ = ["check_examples", "example_variables", "history_entry", "truncate"]
+__all__ = ["check_examples", "example_variables", "history_entry", "step_messages", "truncate"]
 
 
 def truncate(text: str, limit: int, prompts: PromptSet) -> str:
@@ -59,3 +62,23 @@ def check_examples(examples: Sequence[Example], registry: ToolRegistry, prompts:
     if examples and not prompts.uses("step", "examples"):
         raise ConfigError("examples were given but the step prompt does not show them (it does not use the "
                           "variable 'examples'); use a prompt set that does, such as 'en-compact'")
+
+
+def step_messages(prompts: PromptSet, state: RunState, variables: Mapping[str, Any],
+                  own: tuple[Any, ...]) -> list[BaseMessage]:
+    """``prompts.messages("step", **variables)``, rendered once per run around its history: while the task,
+    the tools text and the tool names are the same strings and the tool specs and examples are the agent's
+    own (``own``: never changed objects), only the history differs from one step to the next."""
+    history = variables.get("history")
+    fixed = (variables.get("task"), variables.get("tools"), variables.get("tool_names"))
+    if (type(history) is not str or not all(type(v) is str for v in fixed)
+            or variables.get("tool_specs") is not own[0] or variables.get("examples") is not own[1]
+            or prompts.uses("step", "steps")):
+        return prompts.messages("step", **variables)
+    cached = state.step_prompt
+    if cached is None or cached[0] != fixed or cached[1] is not prompts:
+        cached = state.step_prompt = (fixed, prompts, prompts.split("step", "history", variables))
+    parts = cached[2]
+    if parts is None:
+        return prompts.messages("step", **variables)
+    return [HumanMessage(content=history.join(parts).strip())]

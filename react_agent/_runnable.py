@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -45,11 +45,14 @@ _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 
 
 # -------------------------------------------------------------------------------------------- sub-run usage
+_NO_USAGE = Usage()
+
+
 @dataclass
 class _Subruns:
     """Usage reported by agents run as tools during one tool call of the calling run."""
 
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = _NO_USAGE  # frozen: shared until the first report
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, usage: Usage) -> None:
@@ -60,19 +63,22 @@ class _Subruns:
 _SUBRUNS: ContextVar[_Subruns | None] = ContextVar("react_agent_subruns", default=None)
 
 
-@contextmanager
-def subrun_usage() -> Iterator[_Subruns]:
+class subrun_usage:
     """Collect the usage of agents that run as tools inside this block (the calling run adds it to its own).
 
     The collector is a context variable, so it reaches tools run in threads (their context is copied)
-    and in tasks, and concurrent runs never share one."""
-    sink = _Subruns()
-    token = _SUBRUNS.set(sink)
-    try:
-        yield sink
-    finally:
+    and in tasks, and concurrent runs never share one. (A plain class: once per tool call.)"""
+
+    __slots__ = ("sink", "token")
+
+    def __enter__(self) -> _Subruns:
+        self.sink = _Subruns()
+        self.token = _SUBRUNS.set(self.sink)
+        return self.sink
+
+    def __exit__(self, *exc: object) -> None:
         try:
-            _SUBRUNS.reset(token)
+            _SUBRUNS.reset(self.token)
         except ValueError:  # resumed in another context (a generator driven from elsewhere)
             _SUBRUNS.set(None)
 
@@ -297,7 +303,7 @@ def history_of(value: Any) -> tuple[BaseMessage, ...]:
 
 
 def _turns(history: Sequence[BaseMessage]) -> list[dict[str, str]]:
-    from react_agent._core import message_text
+    from react_agent._driver import message_text
 
     turns = []
     for message in history:

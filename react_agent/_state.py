@@ -96,6 +96,9 @@ class RunState:
     error: str | None = None
     entries: dict[int, tuple[AgentStep, dict[str, Any]]] = field(default_factory=dict, repr=False)
     """Rendered history entries by step index (a step replaced by a reflection is rendered again)."""
+    step_prompt: tuple[Any, ...] | None = field(default=None, repr=False)
+    """The step prompt rendered around its history, with the values it was rendered for (reused while they
+    stay the same: the task and the tools do not change during a run)."""
 
     @property
     def done(self) -> bool:

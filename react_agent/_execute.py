@@ -1,0 +1,112 @@
+"""The agent's side of the tool registry: check, approve and run one tool call, and render every refusal or
+failure as the :class:`Outcome` the model reads (``BaseAgent.execute``/``aexecute`` are these functions).
+
+What a check needs that never changes after an agent is built (which tools take an idempotency key) is
+worked out once, in :class:`CallFacts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+
+from react_agent._driver import safe_str
+from react_agent._journal import accepts_idempotency_key, decide_approval, with_idempotency_key
+from react_agent._tools import Outcome, Rejection, ToolRegistry, ToolTimeout, run_async, run_sync, stringify
+from react_agent._types import AgentAction
+
+if TYPE_CHECKING:
+    from react_agent._core import BaseAgent
+
+__all__ = ["CallFacts", "aexecute", "check", "execute", "refusal", "valid_call"]
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    """Per-agent facts about its tools, worked out once when the agent is built."""
+
+    names: frozenset[str]
+    """The tool names (what the parser disambiguates with)."""
+    keyed: frozenset[str]
+    """The tools that take a hidden ``idempotency_key`` argument."""
+
+    @classmethod
+    def of(cls, registry: ToolRegistry) -> CallFacts:
+        keyed = {name for name, tool in registry.tools.items() if accepts_idempotency_key(tool, registry.schemas[name])}
+        return cls(frozenset(registry.names), frozenset(keyed))
+
+
+def valid_call(registry: ToolRegistry, name: str, arguments: Any) -> bool:
+    """Whether ``arguments`` validate for the tool ``name`` (the parser's check of a completed cut-off call)."""
+    if name not in registry.tools:
+        return False
+    try:
+        registry.validate(name, arguments)
+    except ValueError:
+        return False
+    return True
+
+
+def refusal(agent: BaseAgent, kind: str, action: AgentAction, **variables: Any) -> Outcome:
+    """The :class:`Outcome` of a refused or failed call: the ``kind`` template, rendered for the model."""
+    text = agent.prompts.render(kind, action=action.action, action_input=action.action_input, **variables)
+    return Outcome(text, kind)
+
+
+def check(agent: BaseAgent, action: AgentAction, key: str | None) -> Outcome | tuple[BaseTool, dict[str, Any]]:
+    """The tool and its arguments, or the :class:`Outcome` that refuses the call (unknown tool, invalid
+    arguments, approval denied: a journaled decision first, then the ``approve`` callback)."""
+    registry = agent.registry
+    checked = registry.check(action.action, action.action_input)
+    if isinstance(checked, Rejection):
+        variables = {"tool_names": agent.tool_names} if checked.kind == "unknown_tool" else checked.variables
+        return refusal(agent, checked.kind, action, **variables)
+    tool, args = checked
+    if registry.requires_approval(tool.name) and not decide_approval(tool.name, args, agent.config.approve):
+        return refusal(agent, "approval_denied", action)
+    if tool.name not in agent._calls.keyed:
+        return tool, args
+    return tool, with_idempotency_key(tool, args, registry.schemas[tool.name], key)
+
+
+def execute(agent: BaseAgent, action: AgentAction, config: RunnableConfig | None, timeout: float | None,
+            key: str | None) -> Outcome:
+    """Check, approve and run a tool call; every failure is an :class:`Outcome`, never raised."""
+    checked = check(agent, action, key)
+    if isinstance(checked, Outcome):
+        return checked
+    tool, args = checked
+    try:
+        return Outcome(stringify(run_sync(tool, args, config, timeout)))
+    except ToolTimeout:
+        return refusal(agent, "tool_timeout", action, timeout=_seconds(timeout))
+    except Exception as exc:
+        return refusal(agent, "tool_error", action, error=_error_text(exc))
+
+
+async def aexecute(agent: BaseAgent, action: AgentAction, config: RunnableConfig | None, timeout: float | None,
+                   key: str | None) -> Outcome:
+    """Async :func:`execute`."""
+    checked = check(agent, action, key)
+    if isinstance(checked, Outcome):
+        return checked
+    tool, args = checked
+    try:
+        return Outcome(stringify(await run_async(tool, args, config, timeout)))
+    except ToolTimeout:
+        return refusal(agent, "tool_timeout", action, timeout=_seconds(timeout))
+    except Exception as exc:
+        return refusal(agent, "tool_error", action, error=_error_text(exc))
+
+
+def _seconds(value: float | None) -> float | None:
+    """Seconds for a message: two decimals are enough (a deadline-clipped timeout is not 0.19872 s)."""
+    return None if value is None else round(value, 2)
+
+
+def _error_text(exc: BaseException) -> str:
+    text = safe_str(exc).strip()
+    return text or type(exc).__name__
