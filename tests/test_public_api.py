@@ -69,7 +69,10 @@ TESTING = sorted(["FunctionChatModel", "RecordedCall", "ScriptExhaustedError", "
 LOOP = sorted(["Effect", "Loop", "ModelCall", "ModelCallError", "ModelReply", "Outcome", "RunState", "StepDone",
                "ToolCall", "message_text", "message_usage", "task_of"])
 
-MODULES = {"react_agent": PUBLIC, "react_agent.loop": LOOP, "react_agent.testing": TESTING}
+DECOMPOSE = sorted(["VERBS", "arun_decomposed", "combine_results", "run_decomposed", "run_subtasks", "split_task"])
+
+MODULES = {"react_agent": PUBLIC, "react_agent.loop": LOOP, "react_agent.testing": TESTING,
+           "react_agent.decompose": DECOMPOSE}
 NAMES = [(module, name) for module, names in MODULES.items() for name in names]
 
 
