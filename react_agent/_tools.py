@@ -411,12 +411,40 @@ async def run_async(
     return _checked(result)
 
 
+def _tool_arguments(tool: BaseTool, args: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """What ``tool.invoke`` passes to the tool's function: ``_to_args_and_kwargs``, or, for a plain pydantic
+    schema, the same selection (the given fields, validated and coerced, and the fields with defaults) made
+    without its per-call signature and annotation scans."""
+    schema = tool.args_schema
+    fields = _plain_fields(schema) if isinstance(schema, type) else None
+    if fields is None:
+        return tool._to_args_and_kwargs(args, None)
+    if not fields:
+        return (), {}
+    assert isinstance(schema, type) and issubclass(schema, BaseModel)
+    result = schema.model_validate(args)
+    given = result.model_fields_set
+    return (), {k: getattr(result, k) for k, has_default in fields.items() if k in args or k in given or has_default}
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_fields(schema: Any) -> dict[str, bool] | None:
+    """``{field: has a default}`` of a pydantic (v2) args schema without extra fields or injected arguments;
+    ``None`` for any other schema (the tool's own parsing handles it)."""
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)) or schema.model_config.get("extra") == "allow":
+        return None
+    fields = schema.model_fields
+    if any("Injected" in repr(info) for info in fields.values()):
+        return None
+    return {name: name not in ("args", "kwargs") and not info.is_required() for name, info in fields.items()}
+
+
 def _invoke(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None) -> Any:
     """``tool.invoke(args, config)`` with handled errors marked; the tool's own function directly when
     nothing listens (:func:`direct_tool`)."""
     if config is not None and direct_tool(tool, config, asynchronous=False):
         try:
-            positional, keywords = tool._to_args_and_kwargs(args, None)
+            positional, keywords = _tool_arguments(tool, args)
         except ValidationError:
             pass  # invoke reports it (or its handle_validation_error does), as for any tool
         else:
@@ -434,7 +462,7 @@ async def _invoke_async(tool: BaseTool, args: dict[str, Any], config: RunnableCo
     """Async :func:`_invoke`: ``tool.ainvoke(args, config)``, or the tool's coroutine directly."""
     if config is not None and direct_tool(tool, config, asynchronous=True):
         try:
-            positional, keywords = tool._to_args_and_kwargs(args, None)
+            positional, keywords = _tool_arguments(tool, args)
         except ValidationError:
             pass
         else:

@@ -294,3 +294,40 @@ def test_async_tools_direct_and_stock_give_the_same_run() -> None:
     same_run(plain, traced)
     assert events.names.count("tool_start") == 2
     assert json.loads(json.dumps(plain.steps[0].action_input)) == {"key": "a"}
+
+
+def test_schema_defaults_aliases_and_json_schemas_reach_the_tool_as_through_invoke() -> None:
+    """The direct path passes what ``invoke`` passes: schema defaults (not the function's), given fields
+    only; a JSON-schema ``args_schema`` (a dict) too."""
+    from pydantic import BaseModel, Field
+
+    class Args(BaseModel):
+        key: str
+        limit: int = Field(default=3)
+        page: int | None = None
+
+    seen: list[dict[str, Any]] = []
+
+    def search(key: str, limit: int = 10, page: int | None = 7, **extra: Any) -> str:
+        """Search."""
+        seen.append({"key": key, "limit": limit, "page": page, **extra})
+        return "ok"
+
+    def dict_search(key: str, limit: int = 10) -> str:
+        """Search with a JSON schema."""
+        seen.append({"key": key, "limit": limit})
+        return "ok"
+
+    json_schema = {"type": "object", "properties": {"key": {"type": "string"}, "limit": {"type": "integer"}},
+                   "required": ["key"]}
+    tools = [StructuredTool.from_function(search, args_schema=Args),
+             StructuredTool.from_function(dict_search, args_schema=json_schema)]
+    replies = [call("search", key="a"), call("search", key="b", limit="5", page=2), call("dict_search", key="c"),
+               finish("done")]
+    ReactAgent(ScriptedChatModel(replies), tools).run("x")
+    direct = list(seen)
+    seen.clear()
+    ReactAgent(ScriptedChatModel(replies), tools).run("x", config={"callbacks": [Events()]})
+    assert direct == seen
+    assert direct[0] == {"key": "a", "limit": 3, "page": None}  # the schema's defaults, as invoke passes them
+    assert direct[1] == {"key": "b", "limit": 5, "page": 2}
