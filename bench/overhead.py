@@ -192,13 +192,15 @@ class Meter:
         from langchain_core.tools import StructuredTool
 
         import bench.overhead as this
+        import react_agent._tools as tools_module
 
         # the tool's time: its invoke/run (LangChain; react_agent when a tracer listens), or, on react_agent's
-        # direct path, the tool's own argument parsing (_to_args_and_kwargs) and its function
+        # direct path, the validation of its arguments against its schema and its function
         originals: list[tuple[Any, str, str]] = [
             (FakeMessagesListChatModel, "invoke", "model"), (FakeMessagesListChatModel, "_generate", "model"),
             (StructuredTool, "invoke", "tool"), (StructuredTool, "run", "tool"),
-            (StructuredTool, "_to_args_and_kwargs", "tool"), (this, "lookup_value", "tool")]
+            (StructuredTool, "_to_args_and_kwargs", "tool"), (tools_module, "_tool_arguments", "tool"),
+            (this, "lookup_value", "tool")]
         saved = [(cls, attr, cls.__dict__.get(attr)) for cls, attr, _ in originals]
         try:
             for cls, attr, bucket in originals:
@@ -466,7 +468,8 @@ def markdown(data: dict[str, Any]) -> str:
         "a tracer listens) and its `_generate` (react_agent's direct path: with no callback handler, no cache, "
         "no rate limiter and no streaming it calls `_generate` as `invoke` would, without opening an LLM run "
         "for tracers that are not there); the tool's by wrapping its `invoke`/`run` and, for the direct path, "
-        "the tool's own argument parsing (`_to_args_and_kwargs`) and function. Only the outermost of "
+        "the tool's argument validation against its schema (`_to_args_and_kwargs`, or react_agent's "
+        "`_tool_arguments` doing the same) and its function. Only the outermost of "
         "nested wrapped calls counts, so LangChain's `invoke` machinery around `_generate` is model time for "
         "LangChain and simply absent for react_agent.",
     ]
