@@ -150,6 +150,11 @@ def headline(results: dict[str, dict[str, Any]]) -> list[str]:
                  for p, s in cats.items()]
         out.append(f"- BFCL first decision with the embedded 270M model ({cats[next(iter(cats))]['n']} cases): "
                    + "; ".join(parts) + ".")
+        final = next((v for v in results["bfcl"].get("ablation") or [] if v.get("variant") == "final"), None)
+        if final is not None:
+            per = [f"{c} {s['correct']}/{s['n']} ({100 * s['accuracy']:.0f} %)" for c, s in final["categories"].items()]
+            out.append("- BFCL with today's local-model defaults (react_agent protocol): " + ", ".join(per)
+                       + " (targets: simple_python >= 60 %, multiple >= 40 %, irrelevance >= 50 %).")
     if "parsers" in results:
         r = results["parsers"]["results"]
         parts = [f"{p['label'].replace('`', '').replace(' get_tool_call_from_text', '')} {p['counts']['correct']}"
