@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
-from react_agent._driver import safe_str
 from react_agent._journal import accepts_idempotency_key, decide_approval, with_idempotency_key
+from react_agent._results import error_text
 from react_agent._tools import Outcome, Rejection, ToolRegistry, ToolTimeout, run_async, run_sync, stringify
 from react_agent._types import AgentAction
 
@@ -84,7 +84,7 @@ def execute(agent: BaseAgent, action: AgentAction, config: RunnableConfig | None
     except ToolTimeout:
         return refusal(agent, "tool_timeout", action, timeout=_seconds(timeout))
     except Exception as exc:
-        return refusal(agent, "tool_error", action, error=_error_text(exc))
+        return refusal(agent, "tool_error", action, error=error_text(exc))
 
 
 async def aexecute(agent: BaseAgent, action: AgentAction, config: RunnableConfig | None, timeout: float | None,
@@ -99,14 +99,9 @@ async def aexecute(agent: BaseAgent, action: AgentAction, config: RunnableConfig
     except ToolTimeout:
         return refusal(agent, "tool_timeout", action, timeout=_seconds(timeout))
     except Exception as exc:
-        return refusal(agent, "tool_error", action, error=_error_text(exc))
+        return refusal(agent, "tool_error", action, error=error_text(exc))
 
 
 def _seconds(value: float | None) -> float | None:
     """Seconds for a message: two decimals are enough (a deadline-clipped timeout is not 0.19872 s)."""
     return None if value is None else round(value, 2)
-
-
-def _error_text(exc: BaseException) -> str:
-    text = safe_str(exc).strip()
-    return text or type(exc).__name__

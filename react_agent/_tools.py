@@ -27,7 +27,7 @@ import unicodedata
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, Tool, ToolException
@@ -442,38 +442,48 @@ def _plain_fields(schema: Any) -> dict[str, bool] | None:
 def _invoke(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None) -> Any:
     """``tool.invoke(args, config)`` with handled errors marked; the tool's own function directly when
     nothing listens (:func:`direct_tool`)."""
-    if config is not None and direct_tool(tool, config, asynchronous=False):
+    keywords = _direct_arguments(tool, args, config, asynchronous=False)
+    if keywords is None:
+        return _marking_handled_errors(tool).invoke(args, config)
+    with tool_context(cast(RunnableConfig, config)):
         try:
-            positional, keywords = _tool_arguments(tool, args)
-        except ValidationError:
-            pass  # invoke reports it (or its handle_validation_error does), as for any tool
-        else:
-            with tool_context(config):
-                try:
-                    return tool.func(*positional, **keywords)  # type: ignore[attr-defined]
-                except ToolException as exc:
-                    if not tool.handle_tool_error:
-                        raise
-                    return _tool_error_marker(tool.handle_tool_error)(exc)
-    return _marking_handled_errors(tool).invoke(args, config)
+            return tool.func(**keywords)  # type: ignore[attr-defined]
+        except ToolException as exc:
+            return _handled_tool_error(tool, exc)
 
 
 async def _invoke_async(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None) -> Any:
     """Async :func:`_invoke`: ``tool.ainvoke(args, config)``, or the tool's coroutine directly."""
-    if config is not None and direct_tool(tool, config, asynchronous=True):
+    keywords = _direct_arguments(tool, args, config, asynchronous=True)
+    if keywords is None:
+        return await _marking_handled_errors(tool).ainvoke(args, config)
+    with tool_context(cast(RunnableConfig, config)):
         try:
-            positional, keywords = _tool_arguments(tool, args)
-        except ValidationError:
-            pass
-        else:
-            with tool_context(config):
-                try:
-                    return await tool.coroutine(*positional, **keywords)  # type: ignore[attr-defined]
-                except ToolException as exc:
-                    if not tool.handle_tool_error:
-                        raise
-                    return _tool_error_marker(tool.handle_tool_error)(exc)
-    return await _marking_handled_errors(tool).ainvoke(args, config)
+            return await tool.coroutine(**keywords)  # type: ignore[attr-defined]
+        except ToolException as exc:
+            return _handled_tool_error(tool, exc)
+
+
+def _direct_arguments(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None, *,
+                      asynchronous: bool) -> dict[str, Any] | None:
+    """The keyword arguments of the tool's own function when this call takes the direct path; ``None`` for
+    ``invoke``: nothing listens, or the arguments do not validate (``invoke`` reports that, or the tool's
+    ``handle_validation_error`` does, as for any tool)."""
+    if config is None or not direct_tool(tool, config, asynchronous=asynchronous):
+        return None
+    try:
+        positional, keywords = _tool_arguments(tool, args)
+    except ValidationError:
+        return None
+    return None if positional else keywords
+
+
+def _handled_tool_error(tool: BaseTool, exc: ToolException) -> Any:
+    """What ``invoke`` makes of a ``ToolException``: the tool's ``handle_tool_error`` content, marked as an
+    error; without a handler the exception itself."""
+    if not tool.handle_tool_error:
+        raise exc
+    return _tool_error_marker(tool.handle_tool_error)(exc)
 
 
 def _left(deadline: float | None) -> float | None:
