@@ -409,28 +409,48 @@ def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
     return done
 
 
-def simulate_abstain(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str) -> list[dict[str, Any]]:
-    """The records ``variant`` would have had with ``LocalChatModel(abstain=True)`` on top, computed without the
-    model: abstaining is a pure function of the decided call and the task (``should_abstain``), and a FINISH
-    decision is scored by its kind alone. The FINISH text the model would write is not produced."""
-    from bench._bfcl_data import json_schema
-    from react_agent._decoding import should_abstain
-
+def _simulated(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str, suffix: str,
+               techniques: dict[str, bool],
+               decide: Callable[[dict[str, Any], BfclCase], dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """The records of ``variant`` with one more technique, computed without the model: ``decide(record, case)``
+    gives the decision the technique turns the recorded one into (``None``: unchanged), which is scored."""
     out = []
     for record in records:
         if record["variant"] != variant:
             continue
-        new = {**record, "variant": f"{variant}+abstain", "simulated": True,
-               "techniques": {**record["techniques"], "abstain": True}}
+        new = {**record, "variant": f"{variant}+{suffix}", "simulated": True,
+               "techniques": {**record["techniques"], **techniques}}
         case = cases.get(record["id"])
-        doc = next((f for f in case.functions if f["name"] == record["name"]), None) if case else None
-        if case is not None and doc is not None and record["kind"] == "call":
-            schema = json_schema({**(doc.get("parameters") or {}), "type": "dict"})
-            if should_abstain(record["args"], schema, case.question):
-                new.update(kind="finish", name=None, args=None)
-                new["correct"], new["why"] = score(case, {"kind": "finish"})
+        decision = None if case is None else decide(record, case)
+        if case is not None and decision is not None:
+            new.update(kind=decision["kind"], name=decision.get("name"), args=decision.get("args"))
+            new["correct"], new["why"] = score(case, decision)
         out.append(new)
     return out
+
+
+def _call_schema(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
+    """The JSON schema of the recorded call's function (``None`` for a FINISH or unknown function)."""
+    from bench._bfcl_data import json_schema
+
+    doc = next((f for f in case.functions if f["name"] == record["name"]), None)
+    if record["kind"] != "call" or doc is None:
+        return None
+    return json_schema({**(doc.get("parameters") or {}), "type": "dict"})
+
+
+def simulate_abstain(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str) -> list[dict[str, Any]]:
+    """The records ``variant`` would have had with ``LocalChatModel(abstain=True)`` on top, computed without the
+    model: abstaining is a pure function of the decided call and the task (``should_abstain``), and a FINISH
+    decision is scored by its kind alone. The FINISH text the model would write is not produced."""
+    from react_agent._decoding import should_abstain
+
+    def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
+        schema = _call_schema(record, case)
+        abstains = schema is not None and should_abstain(record["args"], schema, case.question)
+        return {"kind": "finish"} if abstains else None
+
+    return _simulated(records, cases, variant, "abstain", {"abstain": True}, decide)
 
 
 def simulate_unrelated(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str) -> list[dict[str, Any]]:
@@ -440,46 +460,26 @@ def simulate_unrelated(records: list[dict[str, Any]], cases: dict[str, BfclCase]
     every tool stays offered and the decision is the recorded one. The FINISH text is not produced."""
     from react_agent._decoding import relevant_tools
 
-    out = []
-    for record in records:
-        if record["variant"] != variant:
-            continue
-        new = {**record, "variant": f"{variant}+unrelated", "simulated": True,
-               "techniques": {**record["techniques"], "abstain_unrelated": True, "preselect": False}}
-        case = cases.get(record["id"])
-        if case is not None:
-            texts = {f["name"]: f"{f['name']} {str(f.get('description') or f['name']).splitlines()[0]}"
-                     for f in case.functions}
-            if relevant_tools(texts, case.question) == []:
-                new.update(kind="finish", name=None, args=None)
-                new["correct"], new["why"] = score(case, {"kind": "finish"})
-        out.append(new)
-    return out
+    def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
+        texts = {f["name"]: f"{f['name']} {str(f.get('description') or f['name']).splitlines()[0]}"
+                 for f in case.functions}
+        return {"kind": "finish"} if relevant_tools(texts, case.question) == [] else None
+
+    return _simulated(records, cases, variant, "unrelated", {"abstain_unrelated": True, "preselect": False}, decide)
 
 
 def simulate_fill(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str) -> list[dict[str, Any]]:
     """The records ``variant`` would have had with ``LocalChatModel(fill_enums=True)`` on top, computed without
     the model: the optional enum arguments the question names are added to each recorded call
     (``filled_enums`` runs after every other technique, on the decided call)."""
-    from bench._bfcl_data import json_schema
     from react_agent._decoding import filled_enums
 
-    out = []
-    for record in records:
-        if record["variant"] != variant:
-            continue
-        new = {**record, "variant": f"{variant}+fill", "simulated": True,
-               "techniques": {**record["techniques"], "fill_enums": True}}
-        case = cases.get(record["id"])
-        doc = next((f for f in case.functions if f["name"] == record["name"]), None) if case else None
-        if case is not None and doc is not None and record["kind"] == "call":
-            schema = json_schema({**(doc.get("parameters") or {}), "type": "dict"})
-            filled = filled_enums(record["args"], schema, case.question)
-            if filled is not None:
-                new["args"] = filled
-                new["correct"], new["why"] = score(case, {"kind": "call", "name": record["name"], "args": filled})
-        out.append(new)
-    return out
+    def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
+        schema = _call_schema(record, case)
+        filled = None if schema is None else filled_enums(record["args"], schema, case.question)
+        return None if filled is None else {"kind": "call", "name": record["name"], "args": filled}
+
+    return _simulated(records, cases, variant, "fill", {"fill_enums": True}, decide)
 
 
 def record_ablation_records(records: list[dict[str, Any]], *, limit: int | None, model: str,
