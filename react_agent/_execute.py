@@ -21,7 +21,7 @@ from react_agent._types import AgentAction
 if TYPE_CHECKING:
     from react_agent._core import BaseAgent
 
-__all__ = ["CallFacts", "aexecute", "check", "execute", "refusal", "valid_call"]
+__all__ = ["CallFacts", "aexecute", "check", "execute", "failure", "refusal", "valid_call"]
 
 
 @dataclass(frozen=True)
@@ -81,10 +81,8 @@ def execute(agent: BaseAgent, action: AgentAction, config: RunnableConfig | None
     tool, args = checked
     try:
         return Outcome(stringify(run_sync(tool, args, config, timeout)))
-    except ToolTimeout:
-        return refusal(agent, "tool_timeout", action, timeout=_seconds(timeout))
     except Exception as exc:
-        return refusal(agent, "tool_error", action, error=error_text(exc))
+        return failure(agent, action, exc, timeout)
 
 
 async def aexecute(agent: BaseAgent, action: AgentAction, config: RunnableConfig | None, timeout: float | None,
@@ -96,10 +94,15 @@ async def aexecute(agent: BaseAgent, action: AgentAction, config: RunnableConfig
     tool, args = checked
     try:
         return Outcome(stringify(await run_async(tool, args, config, timeout)))
-    except ToolTimeout:
-        return refusal(agent, "tool_timeout", action, timeout=_seconds(timeout))
     except Exception as exc:
-        return refusal(agent, "tool_error", action, error=error_text(exc))
+        return failure(agent, action, exc, timeout)
+
+
+def failure(agent: BaseAgent, action: AgentAction, exc: Exception, timeout: float | None) -> Outcome:
+    """The :class:`Outcome` of a tool call that failed: it ran out of time, or raised."""
+    if isinstance(exc, ToolTimeout):
+        return refusal(agent, "tool_timeout", action, timeout=_seconds(timeout))
+    return refusal(agent, "tool_error", action, error=error_text(exc))
 
 
 def _seconds(value: float | None) -> float | None:
