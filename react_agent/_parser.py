@@ -29,6 +29,7 @@ import logging
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import islice
 from typing import Any
 
@@ -83,6 +84,8 @@ _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _FLAT_OBJECT = r"""\{(?:[^{}"'\\]|""" + _STRING + r")*\}"
 _APOSTROPHE = r"(?:(?<![{\[,:\s])|(?<=[^{\[,:\s]\s))'"  # a "'" that cannot open a string
 _FLAT = re.compile(_FLAT_OBJECT)
+_SEPARATORS = re.compile(r"[\s_-]+")
+_LENIENT = json.JSONDecoder(strict=False)
 _TOP = re.compile("(" + _FLAT_OBJECT + "(?:[^{}]*" + _FLAT_OBJECT + r")*)|(\{+)")
 _INSIDE = re.compile(
     "(" + _FLAT_OBJECT + """(?:[^{}"']*""" + _FLAT_OBJECT + r")*)|(\{+)|(\}+)"
@@ -244,7 +247,7 @@ def _whole_object(text: str, ctx: _Ctx) -> AgentAction | None:
     if not (stripped.startswith("{") and stripped.endswith("}")) or "<think" in stripped.lower():
         return None
     try:
-        obj = json.loads(stripped, strict=False)
+        obj = _LENIENT.decode(stripped)  # json.loads(stripped, strict=False) without a new decoder per call
     except (ValueError, RecursionError):
         return None
     if not isinstance(obj, dict):
@@ -652,7 +655,12 @@ def _looks_like_action(obj: dict[str, Any], names: frozenset[str]) -> bool:
 
 
 def _canon(name: str) -> str:
-    return re.sub(r"[\s_-]+", " ", name.strip().lower())
+    return _canon_name(name) if len(name) <= _MAX_NAME else _SEPARATORS.sub(" ", name.strip().lower())
+
+
+@lru_cache(maxsize=1024)
+def _canon_name(name: str) -> str:  # names repeat from step to step; long texts are not kept
+    return _SEPARATORS.sub(" ", name.strip().lower())
 
 
 def _resolve_name(obj: dict[str, Any], names: frozenset[str]) -> Any:
