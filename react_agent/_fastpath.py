@@ -42,6 +42,7 @@ from functools import lru_cache
 from typing import Any, cast
 
 from langchain_core.callbacks import BaseCallbackManager
+from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -127,8 +128,6 @@ def _reply(result: Any) -> Any:
 
 
 def _global_cache() -> Any:
-    from langchain_core.globals import get_llm_cache
-
     return get_llm_cache()
 
 

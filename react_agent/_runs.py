@@ -4,7 +4,7 @@ call, the model's failure as the run reports it, and the payloads of the run's c
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import BaseMessage
 from langchain_core.prompt_values import PromptValue
@@ -18,6 +18,8 @@ from react_agent._state import ModelCall, ModelCallError, RunState, StepDone
 from react_agent._types import AgentResult, AgentStep
 
 __all__ = ["STEP_EVENT", "end_payload", "last", "model_error", "named_config", "step_data", "task_of"]
+
+_ENSURED = frozenset(("tags", "metadata", "callbacks", "recursion_limit", "configurable"))  # ensure_config's keys
 
 STEP_EVENT = "react_agent.step"
 """The name of the custom callback event sent for each completed step (``astream_events``: ``on_custom_event``)."""
@@ -56,7 +58,10 @@ def named_config(config: RunnableConfig, call: ModelCall | None) -> RunnableConf
     """The config of one model call: named and tagged by its purpose, so a tracer shows what it was for.
     (What ``patch_config(config, run_name=purpose)`` gives, plus the tag and metadata, in one copy.)"""
     purpose = call.purpose if call is not None else "decision"
-    named = ensure_config(config)  # a copy with every key, as patch_config makes
+    if _ENSURED.issubset(config.keys()):  # the driver's config, ensured once per run: a shallow copy will do
+        named = cast(RunnableConfig, {**config, "configurable": dict(config["configurable"])})
+    else:
+        named = ensure_config(config)  # a copy with every key, as patch_config makes
     named["run_name"] = purpose
     named["tags"] = [*config.get("tags", []), f"react_agent:{purpose}"]
     named["metadata"] = {**config.get("metadata", {}), "react_agent_purpose": purpose}

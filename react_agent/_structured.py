@@ -497,6 +497,8 @@ def model_call_kwargs(llm: Any, schema: Mapping[str, Any] | None, mode: Constrai
     """Everything one call passes to ``llm.invoke``: :func:`compat_kwargs` for every call, plus
     :func:`structured_kwargs` when ``schema`` is given and ``mode`` is not ``False`` (``extra_body``
     entries of both merged). A fresh dict each time; the schema inside is shared (do not mutate it)."""
+    if (schema is None or mode is False) and not _is_openai_client(_layers(llm)[0]):
+        return {}  # what the rest gives for any other client, without merging its layers' kwargs
     model, bound = _target(llm)
     compat = _compat(model, bound)
     if schema is None or mode is False:
