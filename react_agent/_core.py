@@ -183,17 +183,21 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         shown = [(i, s) for i, s in enumerate(state.steps, 1) if s.action != FINISH]
         if size is not None:
             shown = shown[-size:] if size else []
-        steps = [self._entry(state, i, s) for i, s in shown]
+        entries = [self._entry(state, i, s) for i, s in shown]
+        steps = [entry for _, entry, _ in entries]
+        texts = [text for _, _, text in entries if text is not None]
+        history = (self.prompts.join_items("history", texts) if texts and len(texts) == len(entries)
+                   else self.prompts.render("history", steps=steps))  # each entry is rendered once when it can be
         return {"task": state.task, "tools": self.tools_text, "tool_names": self.tool_names,
-                "history": self.prompts.render("history", steps=steps), "steps": steps,
-                "tool_specs": self.registry.specs, "examples": self._examples}
+                "history": history, "steps": steps, "tool_specs": self.registry.specs, "examples": self._examples}
 
-    def _entry(self, state: RunState, index: int, step: AgentStep) -> dict[str, Any]:
+    def _entry(self, state: RunState, index: int,
+               step: AgentStep) -> tuple[AgentStep, dict[str, Any], str | None]:
         cached = state.entries.get(index)
         if cached is None or cached[0] is not step:
-            cached = (step, history_entry(index, step, self.config.max_observation_chars, self.prompts))
-            state.entries[index] = cached
-        return cached[1]
+            entry = history_entry(index, step, self.config.max_observation_chars, self.prompts)
+            cached = state.entries[index] = (step, entry, self.prompts.render_item("history", entry))
+        return cached
 
     @property
     def _decision_schema(self) -> dict[str, Any] | None:

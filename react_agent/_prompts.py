@@ -18,6 +18,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
@@ -130,6 +131,9 @@ def _compile(name: str, source: str | BasePromptTemplate[Any], origin: str) -> t
         except jinja2.TemplateSyntaxError as exc:
             raise ConfigError(f"template {name!r} ({origin}) line {exc.lineno}: {exc.message}") from exc
         _PLAIN[compiled] = frozenset(v for v in used if _written_as_is(tree, v))
+        loop = _loop_of(tree)
+        if loop is not None:
+            _LOOPS[compiled] = loop
     unknown = sorted(used - allowed)
     if unknown:
         raise ConfigError(
@@ -242,6 +246,21 @@ class PromptSet:
             return None
         return tuple(_render_raw(name, template, {**variables, variable: _SLOT}).split(_SLOT))
 
+    def render_item(self, name: str, item: Any) -> str | None:
+        """The text template ``name`` writes for one ``item`` of its loop, when the template is one
+        ``{% for x in items %}`` over a variable with only plain text around it and nothing in the loop's
+        body but ``x`` and its parts (no ``loop``, no ``set``); ``None`` otherwise. :meth:`join_items` of
+        these texts gives what :meth:`render` gives for the whole list, so each item is rendered once."""
+        loop = _LOOPS.get(self._templates[name])  # type: ignore[arg-type]
+        if loop is None:
+            return None
+        return _render_raw(name, loop.item, {loop.target: item}, allowed=loop.names)
+
+    def join_items(self, name: str, texts: list[str]) -> str:
+        """What :meth:`render` gives for a non-empty list whose items :meth:`render_item` rendered to ``texts``."""
+        loop = _LOOPS[self._templates[name]]  # type: ignore[index]
+        return (loop.head + "".join(texts) + loop.tail).strip()
+
     def messages(self, name: str, **variables: Any) -> list[BaseMessage]:
         """Render template ``name`` to chat messages (a jinja template gives one human message)."""
         template = self._templates[name]
@@ -278,11 +297,13 @@ def _render_jinja(name: str, template: jinja2.Template, variables: Mapping[str, 
     return _render_raw(name, template, variables).strip()
 
 
-def _render_raw(name: str, template: jinja2.Template, variables: Mapping[str, Any]) -> str:
+def _render_raw(name: str, template: jinja2.Template, variables: Mapping[str, Any], *,
+                allowed: frozenset[str] | None = None) -> str:
     """``template.render(...)`` of the allowed variables, without ``render``'s per-call copy of the
     template's globals (a ``ChainMap``, slow to copy): a plain snapshot of them, taken once per template, is
     the context's parent instead (the globals of our private environment never change)."""
-    _, allowed = TEMPLATE_VARIABLES[name]
+    if allowed is None:
+        _, allowed = TEMPLATE_VARIABLES[name]
     base = _GLOBALS.get(template)
     if base is None:
         base = _GLOBALS.setdefault(template, dict(template.globals))
@@ -301,6 +322,9 @@ def _render_raw(name: str, template: jinja2.Template, variables: Mapping[str, An
 _GLOBALS: weakref.WeakKeyDictionary[jinja2.Template, dict[str, Any]] = weakref.WeakKeyDictionary()
 _PLAIN: weakref.WeakKeyDictionary[jinja2.Template, frozenset[str]] = weakref.WeakKeyDictionary()
 """For each compiled template: the variables it only ever writes as they are (see :meth:`PromptSet.split`)."""
+_LOOPS: weakref.WeakKeyDictionary[jinja2.Template, _Loop] = weakref.WeakKeyDictionary()
+"""For each compiled template that is one loop with plain text around it: its parts (see
+:meth:`PromptSet.render_item`)."""
 _SLOT = f"\x00{uuid.uuid4().hex}\x00"  # never in a prompt: NUL characters and a random part
 
 # constructs that could change, test or re-bind a variable's text on its way out: no split past them
@@ -316,3 +340,45 @@ def _written_as_is(tree: nodes.Node, variable: str, parent: nodes.Node | None = 
     if isinstance(tree, nodes.Name) and tree.name == variable:
         return tree.ctx == "load" and isinstance(parent, nodes.Output)
     return all(_written_as_is(child, variable, tree) for child in tree.iter_child_nodes())
+
+
+@dataclass(frozen=True)
+class _Loop:
+    head: str  # the text before the loop
+    tail: str  # the text after it
+    target: str  # the loop variable
+    names: frozenset[str]  # {target}
+    item: jinja2.Template  # the loop's body as a template of ``target``
+
+
+def _loop_of(tree: nodes.Template) -> _Loop | None:
+    """The parts of a template that is one ``{% for x in items %}`` (no filter, not recursive) with plain
+    text around it and a body that uses nothing but ``x`` (no ``loop``, no ``set``, no macros); else ``None``."""
+    fors = [i for i, node in enumerate(tree.body) if isinstance(node, nodes.For)]
+    if len(fors) != 1:
+        return None
+    at = fors[0]
+    loop = tree.body[at]
+    assert isinstance(loop, nodes.For)
+    if (not isinstance(loop.target, nodes.Name) or not isinstance(loop.iter, nodes.Name) or loop.test is not None
+            or loop.recursive):
+        return None
+    head, tail = _plain_text(tree.body[:at]), _plain_text(tree.body[at + 1:])
+    body = nodes.Template(loop.body, lineno=1)
+    body.set_environment(_ENV)
+    if head is None or tail is None or any(True for _ in body.find_all((*_OPAQUE, nodes.Assign, nodes.AssignBlock))):
+        return None
+    if meta.find_undeclared_variables(body) - {loop.target.name}:  # ``loop``, the list itself, another variable
+        return None
+    item = _ENV.template_class.from_code(_ENV, _ENV.compile(body), _ENV.make_globals(None))
+    return _Loop(head, tail, loop.target.name, frozenset({loop.target.name}), item)
+
+
+def _plain_text(body: list[nodes.Node]) -> str | None:
+    """The text of template nodes that are only plain text (``None`` when any writes or does more)."""
+    parts: list[str] = []
+    for node in body:
+        if not isinstance(node, nodes.Output) or not all(isinstance(n, nodes.TemplateData) for n in node.nodes):
+            return None
+        parts.extend(n.data for n in node.nodes)  # type: ignore[attr-defined]
+    return "".join(parts)

@@ -94,8 +94,9 @@ class RunState:
     output: str = ""
     output_object: Any = None
     error: str | None = None
-    entries: dict[int, tuple[AgentStep, dict[str, Any]]] = field(default_factory=dict, repr=False)
-    """Rendered history entries by step index (a step replaced by a reflection is rendered again)."""
+    entries: dict[int, tuple[AgentStep, dict[str, Any], str | None]] = field(default_factory=dict, repr=False)
+    """History entries by step index, with the text the ``history`` template writes for each when it renders
+    item by item (a step replaced by a reflection is rendered again)."""
     step_prompt: tuple[Any, ...] | None = field(default=None, repr=False)
     """The step prompt rendered around its history, with the values it was rendered for (reused while they
     stay the same: the task and the tools do not change during a run)."""

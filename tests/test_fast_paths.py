@@ -88,6 +88,66 @@ def test_split_parts_join_to_the_rendering() -> None:
         assert history.join(parts).strip() == prompts.render("step", **{**variables, "history": history})
 
 
+# ---------------------------------------------------------------------------------------------- history
+_ENTRIES = [
+    {"index": 1, "thought": "t", "action": "echo", "action_input": '{"text": "a"}', "observation": "echo: a",
+     "is_error": False, "reflection": None},
+    {"index": 2, "thought": "", "action": None, "action_input": "", "observation": "could not parse {{ x }}",
+     "is_error": True, "reflection": "try again"},
+    {"index": 3, "thought": "t", "action": "echo", "action_input": "plain", "observation": "  padded \n",
+     "is_error": True, "reflection": None},
+]
+
+
+@pytest.mark.parametrize("prompts", ["en", "ru", "en-compact", "ru-compact"])
+def test_history_items_join_to_the_rendering(prompts: str) -> None:
+    prompt_set = PromptSet.load(prompts)
+    for count in range(1, len(_ENTRIES) + 1):
+        entries = _ENTRIES[:count]
+        texts = [prompt_set.render_item("history", e) for e in entries]
+        assert None not in texts
+        assert prompt_set.join_items("history", texts) == prompt_set.render("history", steps=entries)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("source", [
+    "{% for s in steps %}{{ loop.index }}. {{ s.action }}\n{% endfor %}",
+    "{% for s in steps %}{% set a = s.action %}{{ a }}\n{% endfor %}",
+    "{{ steps | length }} steps:\n{% for s in steps %}{{ s.action }}\n{% endfor %}",
+    "{% for s in steps if s.action %}{{ s.action }}\n{% endfor %}",
+    "{% for s in steps %}{{ s.action }} of {{ steps | length }}\n{% endfor %}",
+    "{% for s in steps %}{{ s.action }}{% endfor %}{% for s in steps %}{{ s.index }}{% endfor %}",
+    "{% for s in steps | reverse %}{{ s.action }}\n{% endfor %}",
+])
+def test_a_history_that_is_more_than_one_plain_loop_renders_whole(source: str) -> None:
+    prompts = PromptSet.load({"history": source}, lang="en")
+    assert prompts.render_item("history", _ENTRIES[0]) is None
+    llm = ScriptedChatModel([call("echo", text="one"), call("echo", text="two"), finish("ok")])
+    agent = ReactAgent(llm, [echo], prompts={"history": source}, lang="en")
+    agent.run("task")
+    expected = prompts.render("history", steps=[
+        {"index": i, "action": "echo", "thought": "", "action_input": json.dumps({"text": t}),
+         "observation": f"echo: {t}", "is_error": False, "reflection": None} for i, t in enumerate(["one", "two"], 1)])
+    assert expected and expected in llm.calls[2].text
+
+
+def test_a_history_of_one_plain_loop_renders_item_by_item_as_a_whole() -> None:
+    source = ("History:\n{% for s in steps %}- {{ s.action }}: {{ s.observation | upper }}\n"
+              "{% else %}none{% endfor %}\nEnd")
+    prompts = PromptSet.load({"history": source}, lang="en")
+    assert prompts.render_item("history", _ENTRIES[0]) == "- echo: ECHO: A\n"
+    llm = ScriptedChatModel([call("echo", text="one"), call("echo", text="two"), finish("ok")])
+    ReactAgent(llm, [echo], prompts={"history": source}, lang="en").run("task")
+    assert "History:\nnoneEnd" in llm.calls[0].text  # trim_blocks eats the newline after endfor
+    assert "History:\n- echo: ECHO: ONE\n- echo: ECHO: TWO\nEnd" in llm.calls[2].text
+
+
+def test_a_step_replaced_by_a_reflection_is_rendered_again() -> None:
+    source = "{% for s in steps %}{{ s.index }} {{ s.observation }} [{{ s.reflection }}]\n{% endfor %}"
+    llm = ScriptedChatModel([call("echo", text="error here"), "the echo said error", finish("ok")])
+    ReflectionAgent(llm, [echo], prompts={"history": source}, lang="en").run("task")
+    assert "1 echo: error here [the echo said error]" in llm.calls[-1].text
+
+
 def test_a_task_changed_by_an_override_is_rendered_again() -> None:
     class Counting(ReactAgent):
         def prompt_variables(self, state, *, window="default"):  # type: ignore[no-untyped-def]
