@@ -39,7 +39,7 @@ from react_agent._parser import parse_response
 from react_agent._prompts import PromptSet
 from react_agent._render import check_examples, example_variables, history_entry, step_messages
 from react_agent._runnable import output_json_schema, structured_answer
-from react_agent._runs import model_error, named_config
+from react_agent._runs import model_error
 from react_agent._schema import answer_schema
 from react_agent._state import Loop, ModelCall, ModelReply, RunState, StepDone, ToolCall
 from react_agent._structured import model_call_kwargs, resolve_mode, structured_kwargs
@@ -213,22 +213,20 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         """Invoke the model (with retries for transient errors); returns its message. The model's failures
         are raised as :class:`ModelCallError`; anything else an override raises is a bug."""
         kwargs = self.model_kwargs(call)
-        config = named_config(config, call)
         try:
             if self.config.retry is None:
-                return invoke_model(self.llm, messages, config, kwargs)
-            return self.config.retry.call(lambda: invoke_model(self.llm, messages, config, kwargs))
+                return invoke_model(self.llm, messages, config, kwargs, call)
+            return self.config.retry.call(lambda: invoke_model(self.llm, messages, config, kwargs, call))
         except Exception as exc:
             raise model_error(exc) from exc
 
     async def acall_model(self, messages: list[BaseMessage], config: RunnableConfig,
                           call: ModelCall | None = None) -> Any:
         kwargs = self.model_kwargs(call)
-        config = named_config(config, call)
         try:
             if self.config.retry is None:
-                return await ainvoke_model(self.llm, messages, config, kwargs)
-            return await self.config.retry.acall(lambda: ainvoke_model(self.llm, messages, config, kwargs))
+                return await ainvoke_model(self.llm, messages, config, kwargs, call)
+            return await self.config.retry.acall(lambda: ainvoke_model(self.llm, messages, config, kwargs, call))
         except Exception as exc:
             raise model_error(exc) from exc
 

@@ -28,6 +28,9 @@ Tools likewise (:func:`direct_tool`): a stock ``StructuredTool`` whose function 
 arguments parsed by the tool itself (``_to_args_and_kwargs``, the same validation and coercion) and its
 function called with the run's config as the current config (what ``invoke`` sets for nested runnables).
 
+The config of a model call is named and tagged by its purpose (``named_config``) on the stock path only:
+the name is for tracers, and a direct call has none.
+
 So a traced, cached, rate-limited or streamed model behaves exactly as with ``invoke``. The one visible
 difference of a direct call: a reply without an ``id`` keeps none (``invoke`` gives it the id of the LLM run
 it opened for the tracers).
@@ -39,37 +42,57 @@ import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import var_child_runnable_config
+from langchain_core.runnables.config import ensure_config, var_child_runnable_config
 from langchain_core.tools import StructuredTool
 
-__all__ = ["ainvoke_model", "direct_model", "direct_tool", "invoke_model", "tool_context"]
+if TYPE_CHECKING:
+    from react_agent._state import ModelCall
 
+__all__ = ["ainvoke_model", "direct_model", "direct_tool", "invoke_model", "named_config", "tool_context"]
+
+_ENSURED = frozenset(("tags", "metadata", "callbacks", "recursion_limit", "configurable"))  # ensure_config's keys
 _GATEWAY_KEY = "lc_gateway_metadata"  # langchain-core drops this key of generation_info from response_metadata
 _STRUCTURED_KEYS = ("ls_structured_output_format", "structured_output_format")  # for tracers only
 _KEPT = ("invoke", "ainvoke", "generate", "agenerate", "generate_prompt", "agenerate_prompt",
          "_generate_with_cache", "_agenerate_with_cache")
 
 
-def invoke_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig, kwargs: dict[str, Any]) -> Any:
-    """``llm.invoke(messages, config, **kwargs)``, directly when nothing observes the call."""
+def invoke_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig, kwargs: dict[str, Any],
+                 call: ModelCall | None = None) -> Any:
+    """``llm.invoke(messages, config, **kwargs)`` with the config named and tagged for ``call``
+    (:func:`named_config`), or, when nothing observes the call (so nobody would read the name), directly."""
     if direct_model(llm, messages, config, kwargs, asynchronous=False):
         return _reply(llm._generate(messages, **_call_kwargs(llm, kwargs, asynchronous=False)))
-    return llm.invoke(messages, config, **kwargs)
+    return llm.invoke(messages, named_config(config, call), **kwargs)
 
 
 async def ainvoke_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig,
-                        kwargs: dict[str, Any]) -> Any:
-    """``await llm.ainvoke(messages, config, **kwargs)``, directly when nothing observes the call."""
+                        kwargs: dict[str, Any], call: ModelCall | None = None) -> Any:
+    """Async :func:`invoke_model`."""
     if direct_model(llm, messages, config, kwargs, asynchronous=True):
         return _reply(await llm._agenerate(messages, **_call_kwargs(llm, kwargs, asynchronous=True)))
-    return await llm.ainvoke(messages, config, **kwargs)
+    return await llm.ainvoke(messages, named_config(config, call), **kwargs)
+
+
+def named_config(config: RunnableConfig, call: ModelCall | None) -> RunnableConfig:
+    """The config of one model call: named and tagged by its purpose, so a tracer shows what it was for.
+    (What ``patch_config(config, run_name=purpose)`` gives, plus the tag and metadata, in one copy.)"""
+    purpose = call.purpose if call is not None else "decision"
+    if _ENSURED.issubset(config.keys()):  # the driver's config, ensured once per run: a shallow copy will do
+        named = cast(RunnableConfig, {**config, "configurable": dict(config["configurable"])})
+    else:
+        named = ensure_config(config)  # a copy with every key, as patch_config makes
+    named["run_name"] = purpose
+    named["tags"] = [*config.get("tags", []), f"react_agent:{purpose}"]
+    named["metadata"] = {**config.get("metadata", {}), "react_agent_purpose": purpose}
+    return named
 
 
 def direct_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig, kwargs: dict[str, Any], *,

@@ -1,25 +1,21 @@
-"""Plain helpers of a run, outside the agent class: the task of a Runnable input, the config of one model
-call, the model's failure as the run reports it, and the payloads of the run's callback events."""
+"""Plain helpers of a run, outside the agent class: the task of a Runnable input, the model's failure as the
+run reports it, and the payloads of the run's callback events."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.prompt_values import PromptValue
-from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import ensure_config
 
 from react_agent._driver import message_text, safe_str
 from react_agent._errors import ConfigError
 from react_agent._retry import explain_model_error
-from react_agent._state import ModelCall, ModelCallError, RunState, StepDone
+from react_agent._state import ModelCallError, RunState, StepDone
 from react_agent._types import AgentResult, AgentStep
 
-__all__ = ["STEP_EVENT", "end_payload", "last", "model_error", "named_config", "step_data", "task_of"]
-
-_ENSURED = frozenset(("tags", "metadata", "callbacks", "recursion_limit", "configurable"))  # ensure_config's keys
+__all__ = ["STEP_EVENT", "end_payload", "last", "model_error", "step_data", "task_of"]
 
 STEP_EVENT = "react_agent.step"
 """The name of the custom callback event sent for each completed step (``astream_events``: ``on_custom_event``)."""
@@ -52,20 +48,6 @@ def task_of(input: Any) -> tuple[str, dict[str, Any]]:
     if not value.strip():
         raise ConfigError("the task is empty: pass the text of the task")
     return value, extra
-
-
-def named_config(config: RunnableConfig, call: ModelCall | None) -> RunnableConfig:
-    """The config of one model call: named and tagged by its purpose, so a tracer shows what it was for.
-    (What ``patch_config(config, run_name=purpose)`` gives, plus the tag and metadata, in one copy.)"""
-    purpose = call.purpose if call is not None else "decision"
-    if _ENSURED.issubset(config.keys()):  # the driver's config, ensured once per run: a shallow copy will do
-        named = cast(RunnableConfig, {**config, "configurable": dict(config["configurable"])})
-    else:
-        named = ensure_config(config)  # a copy with every key, as patch_config makes
-    named["run_name"] = purpose
-    named["tags"] = [*config.get("tags", []), f"react_agent:{purpose}"]
-    named["metadata"] = {**config.get("metadata", {}), "react_agent_purpose": purpose}
-    return named
 
 
 def model_error(exc: Exception) -> ModelCallError:

@@ -331,3 +331,26 @@ def test_schema_defaults_aliases_and_json_schemas_reach_the_tool_as_through_invo
     assert direct == seen
     assert direct[0] == {"key": "a", "limit": 3, "page": None}  # the schema's defaults, as invoke passes them
     assert direct[1] == {"key": "b", "limit": 5, "page": 2}
+
+
+# ------------------------------------------------------------------------------------------- named config
+@pytest.mark.parametrize("given", [{}, {"tags": ["outer"]}, {"metadata": {"user": "u"}, "max_concurrency": 3},
+                                   "ensured"])
+def test_a_model_call_config_is_named_as_patch_config_would_and_the_given_one_is_kept(given: Any) -> None:
+    from langchain_core.runnables.config import patch_config
+
+    from react_agent._fastpath import named_config
+    from react_agent._state import ModelCall
+
+    config: RunnableConfig = ensure_config({"tags": ["t"], "configurable": {"k": 1}}) if given == "ensured" else given
+    before = json.dumps(config, default=str, sort_keys=True)
+    named = named_config(config, ModelCall([], "final_answer"))
+    expected = patch_config(ensure_config(config), run_name="final_answer")
+    assert named["run_name"] == "final_answer"
+    assert named["tags"] == [*expected["tags"], "react_agent:final_answer"]
+    assert named["metadata"] == {**expected["metadata"], "react_agent_purpose": "final_answer"}
+    assert {k: v for k, v in named.items() if k not in ("tags", "metadata")} == {
+        k: v for k, v in expected.items() if k not in ("tags", "metadata")}
+    assert json.dumps(config, default=str, sort_keys=True) == before  # the caller's config is not changed
+    named["configurable"]["new"] = 2
+    assert "new" not in (config.get("configurable") or {})
