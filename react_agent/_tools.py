@@ -327,10 +327,10 @@ class ToolRegistry:
             else:
                 raise ValueError(f"expected a JSON object of arguments, got the string {action_input!r}")
         problems = []
-        extra = sorted(set(action_input) - set(props))
+        extra = action_input.keys() - props.keys()
         if extra:
-            problems.append(f"unexpected argument(s): {', '.join(extra)}")
-        known = {k: v for k, v in action_input.items() if k in props}
+            problems.append(f"unexpected argument(s): {', '.join(sorted(extra))}")
+        known = {k: v for k, v in action_input.items() if k in props} if extra else action_input
         model = self.models[name]
         if isinstance(model, type) and issubclass(model, BaseModel):
             try:
@@ -377,7 +377,7 @@ def run_sync(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None
             result = run_awaitable_within(lambda: _invoke_async(tool, args, config), timeout, name=name)
         else:
             result = call_within(lambda: _invoke(tool, args, config), timeout, name=name)
-        if inspect.isawaitable(result):
+        if type(result) is not str and inspect.isawaitable(result):
             result = _finish_sync(result, _left(deadline), name)
     except DeadlineExceeded:
         raise ToolTimeout(f"{tool.name} timed out after {timeout} s") from None
@@ -513,6 +513,8 @@ def _discard(awaitable: Awaitable[Any]) -> None:
 
 def _checked(result: Any) -> Any:
     """``result``, or :class:`ToolError` when it reports an error."""
+    if type(result) is str:  # the common case: text reports no error
+        return result
     if isinstance(result, _HandledError):
         raise ToolError(result.text)
     error = result_error(result)
