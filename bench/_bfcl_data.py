@@ -66,8 +66,11 @@ def _question_text(question: Any) -> str:
     return "\n\n".join(p for p in parts if p.strip())
 
 
-def load_category(category_file: Path, answers_file: Path | None = None, *, limit: int | None = None) -> list[BfclCase]:
-    """Cases of one BFCL category file; ``limit`` takes that many, evenly spread over the file."""
+def load_category(category_file: Path, answers_file: Path | None = None, *, limit: int | None = None,
+                  offset: int = 0) -> list[BfclCase]:
+    """Cases of one BFCL category file; ``limit`` takes that many, evenly spread over the file; ``offset``
+    shifts every picked row that many rows on (a held-out slice: with ``limit=40`` and an offset smaller than
+    the spacing, no case of the offset-0 slice is picked)."""
     category_file = Path(category_file)
     category = category_of(category_file)
     answers_file = answers_file or default_answers(category_file)
@@ -75,7 +78,9 @@ def load_category(category_file: Path, answers_file: Path | None = None, *, limi
     rows = _read_jsonl(category_file)
     if limit is not None and 0 < limit < len(rows):
         step = len(rows) / limit
-        rows = [rows[int(i * step)] for i in range(limit)]
+        rows = [rows[min(int(i * step) + offset, len(rows) - 1)] for i in range(limit)]
+    elif offset:
+        rows = rows[offset:]
     no_call = "irrelevance" in category
     cases = []
     for row in rows:

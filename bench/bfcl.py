@@ -274,7 +274,8 @@ def ideal_model() -> Any:
 
 
 TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns", "abstain", "preselect", "abstain_unrelated",
-                   "fill_enums")
+                   "fill_enums", "ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
+                   "bounded_lists", "omit_unmentioned")
 """LocalChatModel options measured by the ablation (``--two-stage``, ``--grounding``, ``--patterns``,
 ``--abstain``, ``--preselect``, ``--abstain-unrelated``, ``--fill-enums``)."""
 
@@ -371,7 +372,7 @@ def interleave(groups: list[list[BfclCase]]) -> list[BfclCase]:
 
 
 def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
-                 variants: list[tuple[str, str, str, dict[str, bool]]], records_path: Path,
+                 variants: list[tuple[str, str, str, dict[str, bool]]], records_path: Path, offset: int = 0,
                  model_path: str | None = None, max_tokens: int | None = None, n_threads: int | None = None,
                  progress: bool = True) -> list[dict[str, Any]]:
     """Every variant on every case, the categories interleaved, each record appended to ``records_path``
@@ -379,7 +380,7 @@ def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
     done = [json.loads(line) for line in records_path.read_text(encoding="utf-8").splitlines()
             if line.strip()] if records_path.is_file() else []
     seen = {(r["id"], r["variant"]) for r in done}
-    cases = interleave([load_category(path, answers, limit=limit) for path, answers in files])
+    cases = interleave([load_category(path, answers, limit=limit, offset=offset) for path, answers in files])
     started = time.monotonic()
     with records_path.open("a", encoding="utf-8") as out:
         for i, case in enumerate(cases, 1):
@@ -451,6 +452,25 @@ def simulate_abstain(records: list[dict[str, Any]], cases: dict[str, BfclCase], 
         return {"kind": "finish"} if abstains else None
 
     return _simulated(records, cases, variant, "abstain", {"abstain": True}, decide)
+
+
+def simulate_values(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str,
+                    flags: list[str]) -> list[dict[str, Any]]:
+    """The records ``variant`` would have had with the argument-value techniques ``flags`` on top
+    (``react_agent._values.corrected`` on each recorded call, the question as the task), computed without the
+    model. Exact for the pure corrections; ``distinct_values`` drops an optional copy but cannot decode a
+    required one again, ``bounded_lists`` only removes repeats (its grammar bound needs the model), and
+    ``ground_numbers`` (a second decoding) is not simulated."""
+    from react_agent._values import corrected
+
+    def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
+        schema = _call_schema(record, case)
+        if schema is None or not isinstance(record["args"], dict):
+            return None
+        args = corrected(record["args"], schema, case.question, flags)
+        return None if args == record["args"] else {"kind": "call", "name": record["name"], "args": args}
+
+    return _simulated(records, cases, variant, "+".join(flags), dict.fromkeys(flags, True), decide)
 
 
 def simulate_unrelated(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str) -> list[dict[str, Any]]:
@@ -590,6 +610,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="its possible-answer file (default: possible_answer/<same name> beside it)")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
                         help="cases per category, evenly spread (default %(default)s; 0: all)")
+    parser.add_argument("--offset", type=int, default=0,
+                        help="shift every picked case this many rows on: a held-out slice (with --limit 40, an "
+                             "offset of 1-4 picks no case of the default slice in any category)")
     parser.add_argument("--protocols", nargs="+", choices=list(PROTOCOLS), default=list(DEFAULT_PROTOCOLS),
                         help="default: %(default)s; react_agent_free is react_agent without the grammar (ablation)")
     parser.add_argument("--model", choices=("local", "scripted"), default="local",
@@ -620,6 +643,10 @@ def main(argv: list[str] | None = None) -> int:
                              "VARIANT's records without the model")
     parser.add_argument("--simulate-fill", action="append", default=None, metavar="VARIANT",
                         help="also record VARIANT+fill (fill_enums on), computed from VARIANT's records")
+    parser.add_argument("--simulate-values", action="append", default=None, metavar="VARIANT=FLAG,FLAG",
+                        help="also record VARIANT+FLAGS: VARIANT's records with the argument-value techniques FLAGS "
+                             "(anchor_numbers, percent_rates, named_enums, omit_unmentioned, ...) applied to each "
+                             "recorded call without the model")
     parser.add_argument("--record-ablation", action="store_true",
                         help="add this run's summary to the 'ablation' list of the published bfcl.json (keeping its "
                              "main results) instead of replacing the file")
@@ -638,11 +665,13 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("--variant needs --records PATH")
         records = [] if args.no_run else run_ablation(
             files=files, limit=limit, variants=[parse_variant(v) for v in args.variant], records_path=args.records,
+            offset=args.offset,
             model_path=args.model_path, max_tokens=args.max_tokens, n_threads=args.n_threads,
             progress=not args.quiet)
         if args.no_run:
             records = [json.loads(line) for line in args.records.read_text(encoding="utf-8").splitlines() if line]
-        cases = {c.id: c for path_, answers in files for c in load_category(path_, answers, limit=limit)}
+        cases = {c.id: c for path_, answers in files
+                 for c in load_category(path_, answers, limit=limit, offset=args.offset)}
         # only the cases every variant has, so that the variants are compared on the same cases
         variants = {parse_variant(v)[0] for v in args.variant}
         records = [r for r in records if r["variant"] in variants]
@@ -655,6 +684,9 @@ def main(argv: list[str] | None = None) -> int:
             records += simulate_unrelated(records, cases, name)
         for name in args.simulate_fill or []:
             records += simulate_fill(records, cases, name)
+        for spec in args.simulate_values or []:
+            name, _, flags = spec.partition("=")
+            records += simulate_values(records, cases, name, [f for f in flags.split(",") if f])
         path = record_ablation_records(records, limit=limit, model=args.model_path or "gemma-3-270m-q4_k_m",
                                        out_dir=args.out_dir)
         print(ablation_markdown(json.loads(path.read_text(encoding="utf-8"))))

@@ -208,9 +208,11 @@ def is_grounded(value: str, source: str, *, exact: bool = False) -> bool:
     return not key or key in _norm(source)
 
 
-def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str) -> list[str]:
+def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str, *, numbers: bool = False) -> list[str]:
     """The top-level free-text string arguments of ``args`` whose values do not occur in ``source``, and the
-    list arguments with an item that does not (strings as above, numbers as a number written in ``source``).
+    list arguments with an item that does not (strings as above, numbers as a number written in ``source``);
+    with ``numbers`` also the number arguments whose value ``source`` does not write (a percentage counts as
+    its fraction too: "3%" grounds 3 and 0.03).
 
     Values of fields with a ``pattern`` (e-mails, logins, phones, URLs) must occur exactly. Only
     properties whose schema is a plain string (no ``enum``/``const``) or an array of such strings or of
@@ -222,16 +224,39 @@ def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str) -> list[s
     if not isinstance(props, Mapping):
         return []
     bad = []
-    numbers = _numbers(source)
+    written = _numbers(source)
     for name, value in args.items():
         sub = props.get(name)
         if not isinstance(sub, Mapping):
             continue
+        if numbers and isinstance(value, (int, float)) and not isinstance(value, bool) and _plain_number(sub):
+            if float(value) not in written and float(value) not in _fractions(source):
+                bad.append(name)
+            continue
         invented_text = isinstance(value, str) and _free_string(sub) and not is_grounded(
             value, source, exact="pattern" in _string_branch(sub))
-        if invented_text or (isinstance(value, list) and _invented_items(value, sub, source, numbers)):
+        if invented_text or (isinstance(value, list) and _invented_items(value, sub, source, written)):
             bad.append(name)
     return bad
+
+
+def _plain_number(schema: Mapping[str, Any]) -> bool:
+    """An integer or number argument without ``enum``/``const`` (and not also a string)."""
+    kinds = _types(schema)
+    return bool(kinds & {"integer", "number"}) and "string" not in kinds and "enum" not in schema \
+        and "const" not in schema
+
+
+def _fractions(text: str) -> set[float]:
+    """The percentages written in ``text`` as fractions ("3%", "3 percent" -> 0.03)."""
+    out: set[float] = set()
+    for found in re.finditer(r"(?<![\w.])([-+]?\d[\d,]*(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)", text,
+                             re.IGNORECASE):
+        try:
+            out.add(round(float(found.group(1).replace(",", "")) / 100, 10))
+        except ValueError:
+            continue
+    return out
 
 
 def _items_schema(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -279,18 +304,19 @@ def _types(schema: Mapping[str, Any]) -> set[str]:
     return {kind} if isinstance(kind, str) else set()
 
 
-def unsupported(args: Any, args_schema: Mapping[str, Any], source: str) -> tuple[int, int]:
+def unsupported(args: Any, args_schema: Mapping[str, Any], source: str, *,
+                percent: bool = False) -> tuple[int, int]:
     """``(invented, checked)``: how many of the required free-text, number and list arguments of ``args``
     have a value that does not occur in ``source`` (numbers: as a number written in it; lists: any item), of
     how many checked. Arguments with an ``enum``/``const``, booleans, objects and lists of other items are
-    not checked."""
+    not checked. With ``percent`` a number the task writes as a percentage also counts as its fraction."""
     if not isinstance(args, Mapping):
         return 0, 0
     props = args_schema.get("properties")
     required = args_schema.get("required")
     if not isinstance(props, Mapping) or not isinstance(required, list):
         return 0, 0
-    numbers = _numbers(source)
+    numbers = _numbers(source) | (_fractions(source) if percent else set())
     invented = checked = 0
     for name in required:
         sub, value = props.get(name), args.get(name)
@@ -310,11 +336,11 @@ def unsupported(args: Any, args_schema: Mapping[str, Any], source: str) -> tuple
     return invented, checked
 
 
-def should_abstain(args: Any, args_schema: Mapping[str, Any], source: str) -> bool:
+def should_abstain(args: Any, args_schema: Mapping[str, Any], source: str, *, percent: bool = False) -> bool:
     """Whether a call is better not made: one of its checked required arguments (:func:`unsupported`) has a
     value the task and history never give, i.e. the task does not ask for this call (or the model could not
     read the value from it, and the call would be wrong anyway)."""
-    invented, _ = unsupported(args, args_schema, source)
+    invented, _ = unsupported(args, args_schema, source, percent=percent)
     return invented > 0
 
 
@@ -369,7 +395,9 @@ def grounded_schema(args_schema: Mapping[str, Any], fields: Sequence[str], text:
                 props[name] = array
             continue
         fitting = _fitting(sub, candidates, text)
-        if fitting:
+        if fitting and _plain_number(sub):
+            props[name] = {"enum": fitting}  # the numbers written in the task (whole ones for an integer)
+        elif fitting:
             props[name] = {"type": "string", "enum": fitting}
     return out
 

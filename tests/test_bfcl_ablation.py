@@ -1,8 +1,11 @@
-"""bench.bfcl's simulated ablation rows (no model): abstaining on an unrelated question."""
+"""bench.bfcl's simulated ablation rows (no model): abstaining on an unrelated question, optional enums, the
+argument-value corrections; the held-out slice (``--offset``)."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+from pathlib import Path
 
 import pytest
 
@@ -50,3 +53,38 @@ def test_simulate_fill_adds_the_named_optional_enum() -> None:
     [filled] = simulate_fill([record], {"simple_9": case}, "v")
     assert filled["args"] == {"location": "Manhattan", "diet": ["vegan"]} and filled["correct"] is True
     assert filled["variant"] == "v+fill" and filled["simulated"]
+
+
+def test_simulate_values_applies_the_pure_corrections() -> None:
+    from bench._bfcl_data import BfclCase
+    from bench.bfcl import simulate_values
+
+    props = {"deposit": {"type": "integer"}, "annual_interest_rate": {"type": "float"}, "years": {"type": "integer"}}
+    doc = {"name": "calculate_roi", "description": "Return of investment.",
+           "parameters": {"type": "dict", "properties": props, "required": list(props)}}
+    case = BfclCase("simple_150", "simple_python", "A deposit of $1000, annual interest rate of 3% for 1 year.",
+                    [doc], [{"calculate_roi": {"deposit": [1000], "annual_interest_rate": [0.03], "years": [1]}}])
+    record = {"id": "simple_150", "variant": "v", "kind": "call", "name": "calculate_roi",
+              "args": {"deposit": 1000, "annual_interest_rate": 3.0, "years": 1000}, "correct": False,
+              "why": "value_error:others", "techniques": {}}
+    [fixed] = simulate_values([record], {"simple_150": case}, "v", ["anchor_numbers", "percent_rates"])
+    assert fixed["args"] == {"deposit": 1000, "annual_interest_rate": 0.03, "years": 1} and fixed["correct"] is True
+    assert fixed["variant"] == "v+anchor_numbers+percent_rates" and fixed["techniques"]["percent_rates"] is True
+    [half] = simulate_values([record], {"simple_150": case}, "v", ["percent_rates"])
+    assert half["correct"] is False  # years is still the deposit's 1000
+
+
+def test_offset_picks_a_held_out_slice(tmp_path: Path) -> None:
+    from bench._bfcl_data import load_category
+
+    rows = [{"id": f"simple_python_{i}", "question": [[{"role": "user", "content": f"q{i}"}]], "function": []}
+            for i in range(20)]
+    answers = [{"id": r["id"], "ground_truth": []} for r in rows]
+    (tmp_path / "possible_answer").mkdir()
+    path = tmp_path / "BFCL_v4_simple_python.json"
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    (tmp_path / "possible_answer" / path.name).write_text("\n".join(json.dumps(a) for a in answers), encoding="utf-8")
+    first = [c.id for c in load_category(path, limit=5)]
+    held = [c.id for c in load_category(path, limit=5, offset=2)]
+    assert first == [f"simple_python_{i}" for i in (0, 4, 8, 12, 16)]
+    assert held == [f"simple_python_{i}" for i in (2, 6, 10, 14, 18)] and not set(first) & set(held)

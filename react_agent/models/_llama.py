@@ -69,7 +69,9 @@ from react_agent._decoding import (
     ungrounded,
     with_format_patterns,
 )
+from react_agent._errors import ConfigError
 from react_agent._types import FINISH
+from react_agent._values import VALUE_TECHNIQUES, bounded_lists, corrected
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -361,6 +363,41 @@ class LocalChatModel(BaseChatModel):
     content word with the task and history: the task asks for something no tool does. Skipped in the cases
     ``preselect`` skips."""
 
+    ground_numbers: bool = True
+    """With ``grounding``: a number argument the task does not write is decoded again too, restricted to the
+    numbers the task writes (a percentage also as its fraction)."""
+    anchor_numbers: bool = True
+    """A number argument whose name the task writes next to one number takes that number ("decay rate of
+    0.1", "for 1 year"; :func:`react_agent._values.anchored_numbers`; plain prompt format only)."""
+    percent_rates: bool = True
+    """A rate/ratio/fraction argument (by name) whose value the task writes as a percentage becomes the
+    fraction ("3%" -> 0.03; :func:`react_agent._values.percent_rates`); abstaining then accepts the fraction."""
+    distinct_values: bool = True
+    """Two arguments with the same value that the task writes once: an optional one is dropped, a required one
+    is decoded again without that value, the pair in the order the task names the values
+    (:func:`react_agent._values.shared_values`)."""
+    named_enums: bool = True
+    """An ``enum`` argument of the call takes the values the task names: a list of an enum the named values in
+    the task's order, a single value the one named value (:func:`react_agent._values.named_enums`)."""
+    bounded_lists: bool = True
+    """Lists get a ``maxItems`` in the grammar (the enum's size, the numbers the task writes, the items it
+    lists) and lose items they repeat when the task does not (:func:`react_agent._values.bounded_lists`)."""
+    omit_unmentioned: bool = True
+    """Optional arguments whose value the task never mentions are left out (the tool's default applies;
+    :func:`react_agent._values.omitted_unmentioned`)."""
+
+    def __init__(self, **data: Any) -> None:
+        for name in TECHNIQUES:
+            if name in data and not isinstance(data[name], bool):
+                raise ConfigError(f"LocalChatModel({name}=...) takes True or False, got "
+                                  f"{type(data[name]).__name__} {data[name]!r}; pass {name}=True or {name}=False")
+        super().__init__(**data)
+
+    @property
+    def _values(self) -> frozenset[str]:
+        """The value techniques switched on (:data:`VALUE_TECHNIQUES`)."""
+        return frozenset(name for name in VALUE_TECHNIQUES if getattr(self, name))
+
     @property
     def _llm_type(self) -> str:
         return "react-agent-llama-cpp"
@@ -445,7 +482,7 @@ class LocalChatModel(BaseChatModel):
             self.prompt_format == "auto" and bool(llama.metadata.get("tokenizer.chat_template"))
         )
         techniques = (self.two_stage or self.grounding or self.abstain or self.preselect or self.abstain_unrelated
-                      or self.fill_enums)
+                      or self.fill_enums or bool(self._values))
         staged = (grammar is None and schema is not None and not use_chat and techniques
                   and branches(schema) is not None)
         with lock:
@@ -455,7 +492,7 @@ class LocalChatModel(BaseChatModel):
                 text = _staged_answer(calls, render_plain(messages), schema, two_stage=self.two_stage,
                                       grounding=self.grounding, abstain=self.abstain, source=grounding_text,
                                       preselect=self.preselect, abstain_unrelated=self.abstain_unrelated,
-                                      fill_enums=self.fill_enums)
+                                      fill_enums=self.fill_enums, values=self._values)
                 input_tokens, output_tokens, finish_reason = calls.prompt_tokens, calls.completion_tokens, calls.finish
             else:
                 if schema is not None:
@@ -526,6 +563,10 @@ class _Calls:
         return str(choice["text"])
 
 
+TECHNIQUES = ("format_patterns", "two_stage", "grounding", "abstain", "preselect", "abstain_unrelated", "fill_enums",
+              *VALUE_TECHNIQUES)
+"""Every on/off technique option of ``LocalChatModel``."""
+
 _ARGS_KEY = '"action_input"'
 _ABSTAIN_ANSWER_LENGTH = 160
 _THOUGHT = re.compile(r'"thought"\s*:\s*("(?:[^"\\]|\\.)*")')
@@ -550,7 +591,8 @@ def _offered(prompt: str, schema: Mapping[str, Any], source: str, *, preselect: 
 
 def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[str, Any], *,
                    two_stage: bool, grounding: bool, abstain: bool = False, source: str | None = None,
-                   preselect: bool = False, abstain_unrelated: bool = False, fill_enums: bool = False) -> str:
+                   preselect: bool = False, abstain_unrelated: bool = False, fill_enums: bool = False,
+                   values: frozenset[str] = frozenset()) -> str:
     """One agent answer under an answer schema, decoded in two stages and/or with grounded arguments.
 
     ``complete(prompt, schema, suffix=..., stop=...)`` is one constrained completion. Two stages: first the
@@ -569,12 +611,17 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     ``abstain_unrelated``): the actions offered at all are the tools most related to the task (:func:`_offered`);
     when that leaves only FINISH, its answer text is as short as an abstaining one. ``fill_enums``: optional
     ``enum`` arguments the task names are added at the end (:func:`react_agent._decoding.filled_enums`).
+    ``values``: the argument-value techniques switched on (:data:`VALUE_TECHNIQUES`): ``bounded_lists``
+    bounds the lists of every action's schema, ``ground_numbers`` adds invented numbers to grounding's
+    suspects, and the others correct the arguments after grounding and before abstaining (:func:`_corrected`).
     """
     asked = task_text(prompt) if source is None else source  # the task alone, without the template's lines
     unrelated = False
     if preselect or abstain_unrelated:
         schema, unrelated = _offered(prompt, schema, asked, preselect=preselect, abstain_unrelated=abstain_unrelated)
     source = asked  # what the arguments must come from: the task and observations, not the template's lines
+    if "bounded_lists" in values:
+        schema = bounded_lists(schema, asked)
     actions = branches(schema) or {}
     if unrelated:
         actions[FINISH] = {**actions[FINISH], "maxLength": _ABSTAIN_ANSWER_LENGTH}
@@ -593,7 +640,7 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
         body = complete(prompt + prefix, actions[action], suffix="}", min_tokens=reserve)
     else:
         text = complete(prompt, schema)
-        if not (grounding or abstain or fill_enums):
+        if not (grounding or abstain or fill_enums or values):
             return text
         try:
             decided = json.loads(text)
@@ -606,15 +653,21 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
         prefix = "{" + "".join(f"{json.dumps(k)}: {json.dumps(decided[k], ensure_ascii=False)}, "
                                for k in decided if k != "action_input") + _ARGS_KEY + ":"
     changed = two_stage
-    if action != FINISH and (grounding or abstain):
+    if action != FINISH and (grounding or abstain or values):
         args = _json_or_none(body.rstrip()[:-1])
-        suspects = ungrounded(args, actions[action], source) if grounding else []
+        suspects = ungrounded(args, actions[action], source, numbers="ground_numbers" in values) if grounding else []
         retry = grounded_schema(actions[action], suspects, source) if suspects else None
         if retry is not None and retry != actions[action]:  # no value of the task fits: decoding again changes nothing
             logger.debug("arguments %s of %s do not occur in the task; decoding them again", suspects, action)
             body = complete(prompt + prefix, retry, suffix="}")
             args, changed = _json_or_none(body.rstrip()[:-1]), True
-        if abstain and FINISH in actions and should_abstain(args, actions[action], source):
+        if values and isinstance(args, dict):
+            corrected = _corrected(complete, prompt + prefix, args, actions[action], source, values)
+            if corrected != args:
+                logger.debug("arguments of %s corrected from the task: %s -> %s", action, args, corrected)
+                args, body, changed = corrected, json.dumps(corrected, ensure_ascii=False) + "}", True
+        if abstain and FINISH in actions and should_abstain(args, actions[action], source,
+                                                            percent="percent_rates" in values):
             logger.debug("the task gives no values for %s's arguments: answering FINISH instead", action)
             said = json.dumps(thought, ensure_ascii=False)
             finish = "{" + f'"thought": {said}, "action": "{FINISH}", {_ARGS_KEY}:'
@@ -631,6 +684,18 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
             logger.debug("optional arguments %s of %s are named by the task", sorted(set(filled)), action)
             body, changed = json.dumps(filled, ensure_ascii=False) + "}", True
     return prefix + body if changed else text
+
+
+def _corrected(complete: Callable[..., str], prompt: str, args: dict[str, Any], schema: Mapping[str, Any],
+               source: str, values: frozenset[str]) -> dict[str, Any]:
+    """``args`` corrected by the value techniques in ``values`` (:func:`react_agent._values.corrected`); a
+    required argument that copies a sibling's value is decoded again after ``prompt`` (the text up to
+    ``"action_input":``) under :func:`react_agent._values.distinct_schema`."""
+
+    def redecode(retry: Mapping[str, Any]) -> Any:
+        return _json_or_none(complete(prompt, retry, suffix="}").rstrip()[:-1])
+
+    return corrected(args, schema, source, values, redecode=redecode)
 
 
 _ABSTAIN_ANSWER_TOKENS = 80

@@ -1,0 +1,456 @@
+"""Argument-value techniques for small local models (pure functions over a call, its schema and the task).
+
+A 270M model picks the right tool far more often than it writes the right values: it copies a number
+from a worked example, writes "3" for "3%" where the tool wants a rate, gives two sibling arguments the
+same value, repeats a list item until the token budget runs out, or fills an optional argument with a
+value the task never mentions. Each function below corrects one of these from the task text and the
+tool's JSON schema alone (never from tool names), so it works for any tool set:
+
+* :func:`anchored_numbers`: a number argument whose name the task writes next to a number takes it
+  ("decay rate of 0.1" -> ``decay_rate=0.1``, "for 1 year" -> ``years=1``);
+* :func:`percent_rates`: a rate/ratio/fraction argument whose value the task writes as a percentage
+  ("3%") becomes the fraction (``0.03``);
+* :func:`shared_values` / :func:`distinct_schema` / :func:`task_ordered`: two arguments with the same value
+  that the task writes once (an optional one is dropped; a required one is decoded again without it, and
+  the pair is put in the order the task names the values);
+* :func:`named_enums`: an ``enum`` argument (or list of one) takes the allowed values the task names;
+* :func:`bounded_lists` / :func:`deduped_lists`: lists get a ``maxItems`` in the grammar and lose the items
+  they repeat when the task does not;
+* :func:`omitted_unmentioned`: an optional argument whose value the task never mentions is left out.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+from react_agent._decoding import content_stems, is_grounded, spans
+
+__all__ = [
+    "VALUE_TECHNIQUES",
+    "anchored_numbers",
+    "bounded_lists",
+    "corrected",
+    "deduped_lists",
+    "distinct_schema",
+    "named_enums",
+    "number_mentions",
+    "omitted_unmentioned",
+    "percent_rates",
+    "shared_values",
+    "task_numbers",
+    "task_ordered",
+]
+
+VALUE_TECHNIQUES = ("ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
+                    "bounded_lists", "omit_unmentioned")
+"""The argument-value techniques (``LocalChatModel`` options of the same names); ``ground_numbers`` is part of
+grounding's second decoding (``react_agent._decoding.ungrounded``), the others are applied by :func:`corrected`."""
+
+_TOKEN = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?|[^\W\d_]+")
+_PERCENT_AFTER = re.compile(r"\s*(%|percent\b|per cent\b|процент)", re.IGNORECASE)
+_RATE_NAME = re.compile(r"rate|ratio|fraction|proportion|probability|share|decimal", re.IGNORECASE)
+_PERCENT_NAME = re.compile(r"percent|pct|процент", re.IGNORECASE)
+ANCHOR_WINDOW = 5
+"""Words before a number (up to the previous number) in which an argument's name is looked for."""
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def number_mentions(source: str) -> list[tuple[float, bool, list[str], list[str]]]:
+    """Each number written in ``source``: ``(value, written as a percentage, the words before it, the words
+    after it)``; the words before go back at most :data:`ANCHOR_WINDOW` words and never past the previous
+    number, the words after are the next two words before the next number (all lower case)."""
+    tokens = [(m.group(), m.end()) for m in _TOKEN.finditer(source)]
+    out = []
+    for i, (text, end) in enumerate(tokens):
+        if not (text[0].isdigit() or text[0] in "+-"):
+            continue
+        value = _number(text)
+        if value is None:
+            continue
+        before: list[str] = []
+        for word, _ in reversed(tokens[max(0, i - ANCHOR_WINDOW):i]):
+            if word[0].isdigit() or word[0] in "+-":
+                break
+            before.insert(0, word.casefold())
+        after: list[str] = []
+        for word, _ in tokens[i + 1:i + 3]:
+            if word[0].isdigit() or word[0] in "+-":
+                break
+            after.append(word.casefold())
+        out.append((value, bool(_PERCENT_AFTER.match(source, end)), before, after))
+    return out
+
+
+def task_numbers(source: str, *, percent: bool = False) -> set[float]:
+    """The numbers written in ``source``; with ``percent`` a percentage also as its fraction (3% -> 0.03)."""
+    out: set[float] = set()
+    for value, is_percent, _, _ in number_mentions(source):
+        out.add(value)
+        if percent and is_percent:
+            out.add(round(value / 100, 10))
+    return out
+
+
+def _types(schema: Mapping[str, Any]) -> set[str]:
+    if isinstance(schema.get("anyOf"), list):
+        return {t for s in schema["anyOf"] if isinstance(s, Mapping) for t in _types(s)}
+    kind = schema.get("type")
+    return {kind} if isinstance(kind, str) else set()
+
+
+def _numeric(schema: Mapping[str, Any]) -> bool:
+    kinds = _types(schema)
+    return bool(kinds & {"integer", "number"}) and "string" not in kinds and "enum" not in schema \
+        and "const" not in schema
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _stems_match(a: str, b: str) -> bool:
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+
+
+def _covers(name_stems: set[str], words: Sequence[str]) -> bool:
+    stems = content_stems(" ".join(words))
+    return bool(name_stems) and all(any(_stems_match(s, w) for w in stems) for s in name_stems)
+
+
+def _fits(value: float, schema: Mapping[str, Any]) -> bool:
+    return "number" in _types(schema) or float(value).is_integer()
+
+
+def _as_json_number(value: float, schema: Mapping[str, Any]) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def anchored_numbers(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """``args`` with each number argument set to the number the task writes next to the argument's name,
+    or ``None`` when nothing changes.
+
+    An argument's name (split at ``_`` and camelCase, without function words: ``decay_rate`` -> decay,
+    rate) is next to a number when all its words are among the words just before the number (back to the
+    previous number: "decay rate of 0.1") or among the two words after it ("for 1 year"). Only a name that
+    is next to exactly one value is used, only when the value fits the type (a whole number for an
+    integer), and the argument must be in the call or required; a number next to the names of two
+    arguments ("base and height as 6 and 10") is next to neither.
+    """
+    if not isinstance(args, Mapping):
+        return None
+    props = args_schema.get("properties")
+    if not isinstance(props, Mapping):
+        return None
+    listed = args_schema.get("required")
+    required: list[Any] = listed if isinstance(listed, list) else []
+    names = [n for n, sub in props.items() if isinstance(sub, Mapping) and _numeric(sub)
+             and (n in required or (n in args and _is_number(args[n])))]
+    stems = {n: content_stems(n) for n in names}
+    near: dict[str, set[float]] = {n: set() for n in names}
+    for value, _, before, after in number_mentions(source):
+        named = [n for n in names if _covers(stems[n], before) or _covers(stems[n], after)]
+        if len(named) == 1:  # "base and height as 6cm and 10cm" names two: no anchor
+            near[named[0]].add(value)
+    changed: dict[str, Any] = {}
+    for name in names:
+        sub, found = props[name], near[name]
+        if len(found) != 1:
+            continue
+        value = next(iter(found))
+        if not _fits(value, sub) or (name in args and float(args[name]) == value):
+            continue
+        changed[name] = _as_json_number(value, sub)
+    return {**args, **changed} if changed else None
+
+
+def percent_rates(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """``args`` with each non-integer number argument named as a rate, ratio, fraction, proportion,
+    probability or share (its name or ``description``; not one that says percent) whose value the task writes
+    as a percentage ("3%", "3 percent") set to the fraction (0.03); ``None`` when nothing changes."""
+    if not isinstance(args, Mapping):
+        return None
+    props = args_schema.get("properties")
+    if not isinstance(props, Mapping):
+        return None
+    percents = {value for value, is_percent, _, _ in number_mentions(source) if is_percent}
+    changed: dict[str, Any] = {}
+    for name, value in args.items():
+        sub = props.get(name)
+        if not isinstance(sub, Mapping) or not _numeric(sub) or "number" not in _types(sub) or not _is_number(value):
+            continue
+        words = f"{name} {sub.get('description', '')}"
+        if not _RATE_NAME.search(words) or _PERCENT_NAME.search(words) or float(value) not in percents:
+            continue
+        changed[name] = round(float(value) / 100, 10)
+    return {**args, **changed} if changed else None
+
+
+# ------------------------------------------------------------------------------------------ sibling values
+def _key(value: Any) -> Any:
+    if isinstance(value, str):
+        return "".join(ch for ch in value.casefold() if ch.isalnum())
+    if _is_number(value):
+        return float(value)
+    return None
+
+
+def _occurrences(value: Any, source: str) -> int:
+    if _is_number(value):
+        return sum(v == float(value) for v, _, _, _ in number_mentions(source))
+    key = _key(value)
+    return "".join(ch for ch in source.casefold() if ch.isalnum()).count(key) if key else 0
+
+
+def _scalar_kind(schema: Mapping[str, Any]) -> str | None:
+    if "enum" in schema or "const" in schema:
+        return None
+    kinds = _types(schema)
+    if "string" in kinds:
+        return "string"
+    if kinds & {"integer", "number"}:
+        return "number"
+    return None
+
+
+def shared_values(args: Any, args_schema: Mapping[str, Any], source: str) -> list[tuple[str, str]]:
+    """Pairs ``(first, second)`` of free-text or number arguments (in the schema's order) that have the same
+    value although the task writes that value only once: one of the two is wrong."""
+    if not isinstance(args, Mapping):
+        return []
+    props = args_schema.get("properties")
+    if not isinstance(props, Mapping):
+        return []
+    names = [n for n in props if n in args and isinstance(props[n], Mapping) and _scalar_kind(props[n])
+             and ((isinstance(args[n], str) and args[n].strip()) or _is_number(args[n]))]
+    pairs = []
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            if _scalar_kind(props[first]) != _scalar_kind(props[second]) or _key(args[first]) != _key(args[second]):
+                continue
+            if _occurrences(args[first], source) < 2:
+                pairs.append((first, second))
+    return pairs
+
+
+def distinct_schema(args: Mapping[str, Any], args_schema: Mapping[str, Any], name: str,
+                    source: str) -> dict[str, Any] | None:
+    """The schema to decode the arguments again with: every argument of ``args`` but ``name`` fixed to its
+    value (``const``), ``name`` restricted to the values of the task other than its current one (spans of
+    words that neither contain it nor are part of it; numbers other than it), or ``None`` when the task has
+    no other value for it."""
+    props = args_schema.get("properties")
+    if not isinstance(props, Mapping) or not isinstance(props.get(name), Mapping):
+        return None
+    sub, value = props[name], args[name]
+    key = _key(value)
+    if _scalar_kind(sub) == "number":
+        options: list[Any] = [_as_json_number(v, sub) for v in sorted(task_numbers(source))
+                              if v != key and _fits(v, sub)]
+    else:
+        pattern = sub.get("pattern")
+        regex = re.compile(str(pattern)) if isinstance(pattern, str) else None
+        options = [s for s in spans(source) if (k := _key(s)) and k not in key and key not in k
+                   and (regex is None or regex.search(s))]
+    if not options:
+        return None
+    fixed = {k: {"const": v} for k, v in args.items() if k != name and k in props}
+    fixed[name] = {"enum": options}
+    ordered = {k: fixed[k] for k in args if k in fixed}
+    return {"type": "object", "properties": ordered, "required": list(ordered), "additionalProperties": False}
+
+
+def task_ordered(args: Mapping[str, Any], first: str, second: str, source: str) -> dict[str, Any]:
+    """``args`` with the values of ``first`` and ``second`` swapped when the task names the second's value
+    before the first's (sibling arguments listed in a schema follow the order the task names their values:
+    from/to, first/second)."""
+    folded = source.casefold()
+    a, b = str(args[first]).casefold(), str(args[second]).casefold()
+    if _is_number(args[first]):
+        return dict(args)
+    pa, pb = folded.find(a), folded.find(b)
+    if pa < 0 or pb < 0 or pa <= pb:
+        return dict(args)
+    return {**args, first: args[second], second: args[first]}
+
+
+# ------------------------------------------------------------------------------------------ enums and lists
+def _enum_words(value: str) -> str:
+    return re.sub(r"[_\-]+", " ", value).strip().casefold()
+
+
+def _named_at(value: Any, source: str) -> int:
+    """Where ``source`` names the enum value (``average_review_rating`` as "average review rating", a
+    plural *s* allowed), -1 when it does not; values shorter than three characters are never named."""
+    if not isinstance(value, str) or len(value) < 3:
+        return -1
+    words = _enum_words(value)
+    found = re.search(r"(?<!\w)" + re.escape(words).replace(r"\ ", r"[\s_\-]+") + r"s?(?!\w)", source,
+                      re.IGNORECASE)
+    return found.start() if found else -1
+
+
+def _enum_of(schema: Mapping[str, Any]) -> tuple[list[Any] | None, bool]:
+    """The allowed values of an enum argument or of the items of an enum list, and whether it is a list."""
+    if isinstance(schema.get("enum"), list):
+        return schema["enum"], False
+    items = schema.get("items")
+    if schema.get("type") == "array" and isinstance(items, Mapping) and isinstance(items.get("enum"), list):
+        return items["enum"], True
+    return None, False
+
+
+def named_enums(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """``args`` with each ``enum`` argument of the call set from the values the task names: a list of an
+    ``enum`` becomes the named values, in the order the task names them; a single value the task does not
+    name becomes the one value it names (when it names exactly one). ``None`` when nothing changes."""
+    if not isinstance(args, Mapping):
+        return None
+    props = args_schema.get("properties")
+    if not isinstance(props, Mapping):
+        return None
+    changed: dict[str, Any] = {}
+    for name, value in args.items():
+        sub = props.get(name)
+        if not isinstance(sub, Mapping):
+            continue
+        allowed, is_list = _enum_of(sub)
+        if not allowed:
+            continue
+        named = sorted((at, v) for v in allowed if (at := _named_at(v, source)) >= 0 and isinstance(v, str))
+        values = [v for _, v in named]
+        if is_list and isinstance(value, list) and values and value != values:
+            changed[name] = values
+        elif not is_list and len(values) == 1 and _named_at(value, source) < 0 and value != values[0]:
+            changed[name] = values[0]
+    return {**args, **changed} if changed else None
+
+
+def bounded_lists(schema: Any, source: str) -> Any:
+    """A copy of ``schema`` in which every array gets a ``maxItems`` (unless it has one): the number of
+    allowed values for a list of an ``enum``, the count of numbers the task writes for a list of numbers, and
+    for other lists the items the task could list (its commas, "and"/"or" and semicolons, plus one). A small
+    model that repeats an item until the token budget ends the list in time, and the answer stays
+    readable."""
+    numbers = len(number_mentions(source))
+    separators = len(re.findall(r",|;|\band\b|\bor\b|\bи\b|\bили\b", source, re.IGNORECASE)) + 1
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, Mapping):
+            return node
+        out = {k: walk(v) for k, v in node.items()}
+        if out.get("type") == "array" and "maxItems" not in out and isinstance(out.get("items"), Mapping):
+            items = out["items"]
+            if isinstance(items.get("enum"), list):
+                out["maxItems"] = len(items["enum"])
+            elif _types(items) & {"integer", "number"} and "string" not in _types(items):
+                out["maxItems"] = max(numbers, 1)
+            elif _types(items) == {"string"}:
+                out["maxItems"] = separators
+            if isinstance(out.get("minItems"), int) and out.get("maxItems", out["minItems"]) < out["minItems"]:
+                out["maxItems"] = out["minItems"]
+        return out
+
+    return walk(copy.deepcopy(schema))
+
+
+def deduped_lists(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """``args`` with the repeated items of each list removed (the first kept) when the task does not write
+    the item more than once; ``None`` when nothing changes."""
+    if not isinstance(args, Mapping):
+        return None
+    changed: dict[str, Any] = {}
+    for name, value in args.items():
+        if not isinstance(value, list) or not value or not all(isinstance(v, (str, int, float)) for v in value):
+            continue
+        kept: list[Any] = []
+        for item in value:
+            if _key(item) in [_key(k) for k in kept] and _occurrences(item, source) < 2:
+                continue
+            kept.append(item)
+        if len(kept) != len(value):
+            changed[name] = kept
+    return {**args, **changed} if changed else None
+
+
+def omitted_unmentioned(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """``args`` without the optional arguments whose value the task never mentions: free text that does not
+    occur in it (or has no letter or digit), a number it does not write, an ``enum`` value it does not name,
+    a list with such an item. Booleans and objects stay (a task rarely writes them). ``None`` when nothing
+    changes. An optional argument left out takes the tool's default; one filled with an invented value is
+    wrong."""
+    if not isinstance(args, Mapping):
+        return None
+    props = args_schema.get("properties")
+    if not isinstance(props, Mapping):
+        return None
+    required = set(args_schema.get("required") or [])
+    numbers = task_numbers(source, percent=True)
+
+    def mentioned(value: Any, schema: Mapping[str, Any]) -> bool:
+        allowed, _ = _enum_of(schema)
+        if isinstance(value, str):
+            if allowed is not None:
+                return _named_at(value, source) >= 0
+            return bool(_key(value)) and is_grounded(value, source)
+        if _is_number(value):
+            return float(value) in numbers or round(float(value) * 100, 10) in numbers
+        if isinstance(value, list):
+            found = schema.get("items")
+            items: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+            return all(mentioned(v, items) if not isinstance(v, (dict, list, bool)) else True for v in value)
+        return True
+
+    dropped = [name for name, value in args.items()
+               if name not in required and isinstance(props.get(name), Mapping) and value is not None
+               and not mentioned(value, props[name])]
+    return {k: v for k, v in args.items() if k not in dropped} if dropped else None
+
+
+_PURE_BEFORE = (("anchor_numbers", anchored_numbers), ("percent_rates", percent_rates))
+_PURE_AFTER = (("named_enums", named_enums), ("bounded_lists", deduped_lists),
+               ("omit_unmentioned", omitted_unmentioned))
+
+
+def corrected(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: str, values: Collection[str], *,
+              redecode: Callable[[Mapping[str, Any]], Any] | None = None) -> dict[str, Any]:
+    """``args`` corrected by the techniques named in ``values``, in this order: numbers next to their names
+    (``anchor_numbers``), percentages as rates (``percent_rates``), distinct sibling values
+    (``distinct_values``: of two arguments that share a value the task writes once, an optional one is
+    dropped; for two required ones ``redecode(schema)`` decodes the arguments again under
+    :func:`distinct_schema` and the pair is put in the task's order; without ``redecode`` they stay), enum
+    values the task names (``named_enums``), lists without repeats (``bounded_lists``), optional arguments
+    the task never mentions left out (``omit_unmentioned``)."""
+    out = dict(args)
+    for name, fix in _PURE_BEFORE:
+        if name in values:
+            out = fix(out, args_schema, source) or out
+    if "distinct_values" in values:
+        required = set(args_schema.get("required") or [])
+        for first, second in shared_values(out, args_schema, source):
+            if first not in out or second not in out:
+                continue
+            optional = [n for n in (second, first) if n not in required]
+            if optional:  # an optional argument that copies another one: its default is the better guess
+                out.pop(optional[0])
+                continue
+            retry = distinct_schema(out, args_schema, second, source) if redecode is not None else None
+            if redecode is None or retry is None:
+                continue
+            new = redecode(retry)
+            if isinstance(new, Mapping) and second in new:
+                out = task_ordered({**out, second: new[second]}, first, second, source)
+    for name, fix in _PURE_AFTER:
+        if name in values:
+            out = fix(out, args_schema, source) or out
+    return out
