@@ -39,8 +39,6 @@ it opened for the tracers).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
@@ -98,7 +96,7 @@ def named_config(config: RunnableConfig, call: ModelCall | None) -> RunnableConf
 def direct_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig, kwargs: dict[str, Any], *,
                  asynchronous: bool) -> bool:
     """Whether this call may skip ``invoke``'s callback machinery (the conditions in the module doc)."""
-    if not isinstance(llm, BaseChatModel) or not _stock_invoke(type(llm), asynchronous):
+    if not _stock_invoke(llm.__class__, asynchronous):
         return False
     callbacks = config.get("callbacks")
     if not isinstance(callbacks, BaseCallbackManager) or callbacks.handlers or callbacks.inheritable_handlers:
@@ -113,7 +111,10 @@ def direct_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig, 
 
 
 @lru_cache(maxsize=256)
-def _stock_invoke(cls: type[BaseChatModel], asynchronous: bool) -> bool:
+def _stock_invoke(cls: type, asynchronous: bool) -> bool:
+    """A ``BaseChatModel`` class that keeps langchain-core's own ``invoke`` path (see the module doc)."""
+    if not issubclass(cls, BaseChatModel):
+        return False
     if any(getattr(cls, name) is not getattr(BaseChatModel, name) for name in _KEPT):
         return False
     return not asynchronous or cls._agenerate is not BaseChatModel._agenerate
@@ -183,13 +184,19 @@ def _plain_function(function: Any) -> bool:
     return True
 
 
-@contextmanager
-def tool_context(config: RunnableConfig) -> Iterator[None]:
+class tool_context:
     """The run's config as the current config while a tool runs (nested runnables inherit it), as
-    ``invoke`` sets it."""
-    current = cast(RunnableConfig, {k: v for k, v in config.items() if k not in ("run_name", "run_id")})
-    token = var_child_runnable_config.set(current)
-    try:
-        yield
-    finally:
-        var_child_runnable_config.reset(token)
+    ``invoke`` sets it (without the run's name and id). A context manager; a plain class, once per call."""
+
+    __slots__ = ("config", "token")
+
+    def __init__(self, config: RunnableConfig) -> None:
+        if "run_name" in config or "run_id" in config:
+            config = cast(RunnableConfig, {k: v for k, v in config.items() if k not in ("run_name", "run_id")})
+        self.config = config
+
+    def __enter__(self) -> None:
+        self.token = var_child_runnable_config.set(self.config)
+
+    def __exit__(self, *exc: object) -> None:
+        var_child_runnable_config.reset(self.token)

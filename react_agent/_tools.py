@@ -375,6 +375,8 @@ def run_sync(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None
     try:
         if _async_only(tool):
             result = run_awaitable_within(lambda: _invoke_async(tool, args, config), timeout, name=name)
+        elif timeout is None:
+            result = _invoke(tool, args, config)
         else:
             result = call_within(lambda: _invoke(tool, args, config), timeout, name=name)
         if type(result) is not str and inspect.isawaitable(result):
@@ -525,8 +527,12 @@ def _checked(result: Any) -> Any:
 
 def _plain_structured(tool: BaseTool) -> bool:
     """A ``StructuredTool``/``Tool`` whose sync and async paths are the stock ones (``func``/``coroutine``)."""
-    cls = type(tool)
-    return isinstance(tool, (StructuredTool, Tool)) and cls._run in (StructuredTool._run, Tool._run) and (
+    return _stock_class(type(tool))
+
+
+@functools.lru_cache(maxsize=1024)
+def _stock_class(cls: type) -> bool:
+    return issubclass(cls, (StructuredTool, Tool)) and cls._run in (StructuredTool._run, Tool._run) and (
         cls._arun in (StructuredTool._arun, Tool._arun)
     )
 
