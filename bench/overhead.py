@@ -8,7 +8,8 @@ differs: ``FINISH`` vs ``"Final Answer"``) and the same ``StructuredTool``.
 Measured per repeat: wall time of the whole run divided by the model steps (11). Reported: the
 median over repeats and the ratio react_agent / LangChain. A second, instrumented pass times the
 model's ``invoke`` and the tool's ``invoke``/``run`` separately, so each framework's *own* overhead
-per step (everything but the model and the tool) is reported too.
+per step (everything but the model and the tool: the plain run's CPU time less the metered model and tool
+time) is reported too.
 
 ``--profile`` adds a cProfile of the react_agent runs (hotspots), and the effect of each proposed
 core fix, measured by monkeypatching the installed package inside this process (the package files
@@ -486,7 +487,10 @@ def markdown(data: dict[str, Any]) -> str:
         "thread pool it creates on every step, work that a per-thread clock would miss.",
         "",
         "*Own overhead* is the run's CPU time minus the time inside the model and the tool, divided by the "
-        "model steps. The model's time is measured by wrapping its `invoke` (LangChain, and react_agent when "
+        "model steps. Each repeat runs twice: plain, for the CPU time, and metered, for the model's and the "
+        "tool's time (less the meter's clock bias per call, calibrated on a function that does nothing), so the "
+        "meter's wrappers are not counted as either framework's overhead. "
+        "The model's time is measured by wrapping its `invoke` (LangChain, and react_agent when "
         "a tracer listens) and its `_generate` (react_agent's direct path: with no callback handler, no cache, "
         "no rate limiter and no streaming it calls `_generate` as `invoke` would, without opening an LLM run "
         "for tracers that are not there); the tool's by wrapping its `invoke`/`run` and, for the direct path, "
