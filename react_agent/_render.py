@@ -16,6 +16,8 @@ from react_agent._types import FINISH, AgentStep, Example
 
 __all__ = ["check_examples", "example_variables", "history_entry", "step_messages", "truncate"]
 
+_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps(..., ensure_ascii=False) without a new encoder per call
+
 
 def truncate(text: str, limit: int, prompts: PromptSet) -> str:
     """``text`` cut to ``limit`` characters behind the ``truncated`` marker."""
@@ -27,7 +29,7 @@ def truncate(text: str, limit: int, prompts: PromptSet) -> str:
 def history_entry(index: int, step: AgentStep, limit: int, prompts: PromptSet) -> dict[str, Any]:
     """One step as the ``history`` template shows it."""
     action_input = (step.action_input if isinstance(step.action_input, str)
-                    else json.dumps(step.action_input, ensure_ascii=False))
+                    else _JSON.encode(step.action_input))
     return {"index": index, "thought": step.thought, "action": step.action, "action_input": action_input,
             "observation": truncate(step.observation, limit, prompts), "is_error": step.is_error,
             "reflection": step.reflection}

@@ -125,6 +125,8 @@ _ANY_VALUE = ["string", "number", "boolean", "object", "array", "null"]
 # ------------------------------------------------------------------------------------------ the model
 def _layers(llm: Any) -> tuple[Any, list[Mapping[str, Any]]]:
     """The chat model inside ``llm`` and the ``bind`` kwargs of the wrapper layers, outermost first."""
+    if not _wrapper_class(llm.__class__):
+        return llm, []
     kwargs: list[Mapping[str, Any]] = []
     for _ in range(32):
         if isinstance(llm, RunnableBindingBase):
@@ -138,6 +140,11 @@ def _layers(llm: Any) -> tuple[Any, list[Mapping[str, Any]]]:
         else:
             break
     return llm, kwargs
+
+
+@lru_cache(maxsize=256)
+def _wrapper_class(cls: type) -> bool:
+    return issubclass(cls, (RunnableBindingBase, RunnableWithFallbacks, DynamicRunnable))
 
 
 def unwrap_model(llm: Any) -> Any:
