@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import jinja2
 from jinja2 import meta, nodes
@@ -251,14 +251,15 @@ class PromptSet:
         ``{% for x in items %}`` over a variable with only plain text around it and nothing in the loop's
         body but ``x`` and its parts (no ``loop``, no ``set``); ``None`` otherwise. :meth:`join_items` of
         these texts gives what :meth:`render` gives for the whole list, so each item is rendered once."""
-        loop = _LOOPS.get(self._templates[name])  # type: ignore[arg-type]
+        template = self._templates[name]
+        loop = None if isinstance(template, BasePromptTemplate) else _LOOPS.get(template)
         if loop is None:
             return None
         return _render_raw(name, loop.item, {loop.target: item}, allowed=loop.names)
 
     def join_items(self, name: str, texts: list[str]) -> str:
         """What :meth:`render` gives for a non-empty list whose items :meth:`render_item` rendered to ``texts``."""
-        loop = _LOOPS[self._templates[name]]  # type: ignore[index]
+        loop = _LOOPS[cast(jinja2.Template, self._templates[name])]
         return (loop.head + "".join(texts) + loop.tail).strip()
 
     def messages(self, name: str, **variables: Any) -> list[BaseMessage]:

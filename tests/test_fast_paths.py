@@ -141,6 +141,16 @@ def test_a_history_of_one_plain_loop_renders_item_by_item_as_a_whole() -> None:
     assert "History:\n- echo: ECHO: ONE\n- echo: ECHO: TWO\nEnd" in llm.calls[2].text
 
 
+def test_a_langchain_history_template_renders_whole() -> None:
+    from langchain_core.prompts import PromptTemplate
+
+    history = PromptTemplate.from_template("H: {steps}")
+    assert PromptSet.load({"history": history}, lang="en").render_item("history", _ENTRIES[0]) is None
+    llm = ScriptedChatModel([call("echo", text="one"), finish("ok")])
+    result = ReactAgent(llm, [echo], prompts={"history": history}, lang="en").run("task")
+    assert result.status == "finished" and "H: [{'index': 1" in llm.calls[1].text
+
+
 def test_a_step_replaced_by_a_reflection_is_rendered_again() -> None:
     source = "{% for s in steps %}{{ s.index }} {{ s.observation }} [{{ s.reflection }}]\n{% endfor %}"
     llm = ScriptedChatModel([call("echo", text="error here"), "the echo said error", finish("ok")])
