@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = ["ainvoke_model", "direct_model", "direct_tool", "invoke_model", "named_config", "tool_context"]
 
 _ENSURED = frozenset(("tags", "metadata", "callbacks", "recursion_limit", "configurable"))  # ensure_config's keys
+_COPIED = ("tags", "metadata", "configurable")  # never None in an ensured config
 _GATEWAY_KEY = "lc_gateway_metadata"  # langchain-core drops this key of generation_info from response_metadata
 _STRUCTURED_KEYS = ("ls_structured_output_format", "structured_output_format")  # for tracers only
 _KEPT = ("invoke", "ainvoke", "generate", "agenerate", "generate_prompt", "agenerate_prompt",
@@ -83,13 +84,13 @@ def named_config(config: RunnableConfig, call: ModelCall | None) -> RunnableConf
     """The config of one model call: named and tagged by its purpose, so a tracer shows what it was for.
     (What ``patch_config(config, run_name=purpose)`` gives, plus the tag and metadata, in one copy.)"""
     purpose = call.purpose if call is not None else "decision"
-    if _ENSURED.issubset(config.keys()):  # the driver's config, ensured once per run: a shallow copy will do
-        named = cast(RunnableConfig, {**config, "configurable": dict(config["configurable"])})
+    if _ENSURED.issubset(config.keys()) and all(config.get(k) is not None for k in _COPIED):
+        named = cast(RunnableConfig, {**config, "configurable": dict(config["configurable"])})  # ensured: copy
     else:
         named = ensure_config(config)  # a copy with every key, as patch_config makes
     named["run_name"] = purpose
-    named["tags"] = [*config.get("tags", []), f"react_agent:{purpose}"]
-    named["metadata"] = {**config.get("metadata", {}), "react_agent_purpose": purpose}
+    named["tags"] = [*(named.get("tags") or []), f"react_agent:{purpose}"]
+    named["metadata"] = {**(named.get("metadata") or {}), "react_agent_purpose": purpose}
     return named
 
 

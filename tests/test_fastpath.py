@@ -335,7 +335,8 @@ def test_schema_defaults_aliases_and_json_schemas_reach_the_tool_as_through_invo
 
 # ------------------------------------------------------------------------------------------- named config
 @pytest.mark.parametrize("given", [{}, {"tags": ["outer"]}, {"metadata": {"user": "u"}, "max_concurrency": 3},
-                                   "ensured"])
+                                   "ensured", {"tags": None, "metadata": None, "callbacks": None,
+                                               "recursion_limit": 25, "configurable": None}])
 def test_a_model_call_config_is_named_as_patch_config_would_and_the_given_one_is_kept(given: Any) -> None:
     from langchain_core.runnables.config import patch_config
 
