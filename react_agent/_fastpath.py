@@ -8,7 +8,8 @@ dumps the model's parameters for tracers, opens and closes an LLM run, inspects 
 and wraps the reply in an ``LLMResult``. That costs more CPU than the rest of an agent step together, and
 it is what bounds how many concurrent runs one process can serve. When nothing can observe those events,
 the direct path calls the model's ``_generate``/``_agenerate`` as ``invoke``'s own cache-less,
-non-streaming branch does, and fills the reply's ``response_metadata`` the same way.
+non-streaming branch does (handing a ``_generate`` that takes one a run manager without handlers, as
+``invoke`` hands one), and fills the reply's ``response_metadata`` the same way.
 
 The direct path is taken only when all of these hold, else the stock ``invoke``/``ainvoke`` runs:
 
@@ -42,7 +43,7 @@ import inspect
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
-from langchain_core.callbacks import BaseCallbackManager
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, BaseCallbackManager, CallbackManagerForLLMRun
 from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
@@ -131,12 +132,14 @@ def _takes_run_manager(method: Any) -> bool:
 
 def _call_kwargs(llm: BaseChatModel, kwargs: dict[str, Any], *, asynchronous: bool) -> dict[str, Any]:
     """The keyword arguments ``invoke`` would hand to ``_generate``: tracing-only keys dropped, ``stop``
-    and ``run_manager`` passed as ``_generate_with_cache`` does."""
+    passed as ``_generate_with_cache`` does, and, to a ``_generate`` that takes one, a run manager as
+    ``invoke`` always hands one (without handlers: nobody listens), so a model that uses it unchecked works."""
     out = {k: v for k, v in kwargs.items() if k not in _STRUCTURED_KEYS}
     out["stop"] = kwargs.get("stop")
     method = type(llm)._agenerate if asynchronous else type(llm)._generate
     if _takes_run_manager(method):
-        out["run_manager"] = None
+        manager = AsyncCallbackManagerForLLMRun if asynchronous else CallbackManagerForLLMRun
+        out["run_manager"] = manager.get_noop_manager()
     return out
 
 
