@@ -27,7 +27,10 @@ Tools likewise (:func:`direct_tool`): a stock ``StructuredTool`` whose function 
 ``callbacks`` or ``run_manager`` and has no injected arguments, returning plain content
 (``response_format="content"``), with no callbacks or ``verbose`` of its own and nobody listening, has its
 arguments parsed by the tool itself (``_to_args_and_kwargs``, the same validation and coercion) and its
-function called with the run's config as the current config (what ``invoke`` sets for nested runnables).
+function called as ``invoke`` calls it: in a copy of the caller's context (a sync function through
+``Context.run``, a coroutine as a task) with the run's config as the current config (nested runnables
+inherit it), a ``ToolException`` or pydantic ``ValidationError`` it raises handled by the tool's
+``handle_tool_error``/``handle_validation_error``.
 
 The config of a model call is named and tagged by its purpose (``named_config``) on the stock path only:
 the name is for tracers, and a direct call has none.
@@ -40,6 +43,7 @@ it opened for the tracers).
 from __future__ import annotations
 
 import inspect
+from contextvars import Context, copy_context
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
@@ -188,19 +192,13 @@ def _plain_function(function: Any) -> bool:
     return True
 
 
-class tool_context:
-    """The run's config as the current config while a tool runs (nested runnables inherit it), as
-    ``invoke`` sets it (without the run's name and id). A context manager; a plain class, once per call."""
-
-    __slots__ = ("config", "token")
-
-    def __init__(self, config: RunnableConfig) -> None:
-        if "run_name" in config or "run_id" in config:
-            config = cast(RunnableConfig, {k: v for k, v in config.items() if k not in ("run_name", "run_id")})
-        self.config = config
-
-    def __enter__(self) -> None:
-        self.token = var_child_runnable_config.set(self.config)
-
-    def __exit__(self, *exc: object) -> None:
-        var_child_runnable_config.reset(self.token)
+def tool_context(config: RunnableConfig) -> Context:
+    """The context a tool runs in, as ``invoke`` makes it: a copy of the caller's context (what the tool sets
+    in context variables stays in its call) in which the run's config, without its name and id, is the
+    current config (nested runnables inherit it). Run the tool's function with ``context.run``, or its
+    coroutine as a task of that context."""
+    if "run_name" in config or "run_id" in config:
+        config = cast(RunnableConfig, {k: v for k, v in config.items() if k not in ("run_name", "run_id")})
+    context = copy_context()
+    context.run(var_child_runnable_config.set, config)
+    return context

@@ -17,6 +17,7 @@ Sync and async tools run under both ``run`` and ``arun``:
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import functools
 import inspect
@@ -32,6 +33,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, Tool, ToolException
 from pydantic import BaseModel, ValidationError
+from pydantic.v1 import ValidationError as ValidationErrorV1
 
 from react_agent._errors import ConfigError, OutputParseError
 from react_agent._fastpath import direct_tool, tool_context
@@ -431,13 +433,15 @@ def _tool_arguments(tool: BaseTool, args: dict[str, Any]) -> tuple[tuple[Any, ..
 
 @functools.lru_cache(maxsize=1024)
 def _plain_fields(schema: Any) -> dict[str, bool] | None:
-    """``{field: has a default}`` of a pydantic (v2) args schema without extra fields or injected arguments;
-    ``None`` for any other schema (the tool's own parsing handles it)."""
+    """``{field: has a default}`` of a pydantic (v2) args schema without extra fields, injected arguments,
+    excluded fields or a serializer of its own; ``None`` for any other schema (the tool's own parsing, which
+    selects the fields of ``model_dump``, handles it)."""
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)) or schema.model_config.get("extra") == "allow":
         return None
     fields = schema.model_fields
-    if any("Injected" in repr(info) for info in fields.values()):
-        return None
+    if any("Injected" in repr(info) or info.exclude or getattr(info, "exclude_if", None) is not None
+           for info in fields.values()) or schema.__pydantic_decorators__.model_serializers:
+        return None  # injected arguments, or fields that model_dump (what invoke selects from) leaves out
     return {name: name not in ("args", "kwargs") and not info.is_required() for name, info in fields.items()}
 
 
@@ -447,11 +451,10 @@ def _invoke(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None)
     keywords = _direct_arguments(tool, args, config, asynchronous=False)
     if keywords is None:
         return _marking_handled_errors(tool).invoke(args, config)
-    with tool_context(cast(RunnableConfig, config)):
-        try:
-            return tool.func(**keywords)  # type: ignore[attr-defined]
-        except ToolException as exc:
-            return _handled_tool_error(tool, exc)
+    try:
+        return tool_context(cast(RunnableConfig, config)).run(tool.func, **keywords)  # type: ignore[attr-defined]
+    except (ToolException, ValidationError, ValidationErrorV1) as exc:
+        return _handled_error(tool, exc)
 
 
 async def _invoke_async(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None) -> Any:
@@ -459,11 +462,15 @@ async def _invoke_async(tool: BaseTool, args: dict[str, Any], config: RunnableCo
     keywords = _direct_arguments(tool, args, config, asynchronous=True)
     if keywords is None:
         return await _marking_handled_errors(tool).ainvoke(args, config)
-    with tool_context(cast(RunnableConfig, config)):
-        try:
-            return await tool.coroutine(**keywords)  # type: ignore[attr-defined]
-        except ToolException as exc:
-            return _handled_tool_error(tool, exc)
+    call = _awaited(tool.coroutine, keywords)  # type: ignore[attr-defined]
+    try:  # a task of the tool's own context, as ainvoke runs it
+        return await tool_context(cast(RunnableConfig, config)).run(asyncio.create_task, call)
+    except (ToolException, ValidationError, ValidationErrorV1) as exc:
+        return _handled_error(tool, exc)
+
+
+async def _awaited(function: Callable[..., Awaitable[Any]], keywords: dict[str, Any]) -> Any:
+    return await function(**keywords)
 
 
 def _direct_arguments(tool: BaseTool, args: dict[str, Any], config: RunnableConfig | None, *,
@@ -480,12 +487,17 @@ def _direct_arguments(tool: BaseTool, args: dict[str, Any], config: RunnableConf
     return None if positional else keywords
 
 
-def _handled_tool_error(tool: BaseTool, exc: ToolException) -> Any:
-    """What ``invoke`` makes of a ``ToolException``: the tool's ``handle_tool_error`` content, marked as an
-    error; without a handler the exception itself."""
-    if not tool.handle_tool_error:
+def _handled_error(tool: BaseTool, exc: Exception) -> Any:
+    """What ``invoke`` makes of a ``ToolException`` or a pydantic ``ValidationError`` the tool's function
+    raised: the content of the tool's ``handle_tool_error`` or ``handle_validation_error``, marked as an
+    error; without that handler the exception itself."""
+    if isinstance(exc, ToolException):
+        if not tool.handle_tool_error:
+            raise exc
+        return _tool_error_marker(tool.handle_tool_error)(exc)
+    if not tool.handle_validation_error:
         raise exc
-    return _tool_error_marker(tool.handle_tool_error)(exc)
+    return _validation_error_marker(tool.handle_validation_error)(exc)
 
 
 def _left(deadline: float | None) -> float | None:

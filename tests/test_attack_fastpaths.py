@@ -237,6 +237,332 @@ def test_a_model_cache_of_its_own_is_consulted() -> None:
     assert first.output == second.output == "done" and empty.calls == []
 
 
+# =========================================================================================== the direct tool path
+def test_a_validation_error_raised_inside_a_tool_is_handled_as_invoke_handles_it() -> None:
+    class Inner(BaseModel):
+        n: int
+
+    def strict(key: str) -> str:
+        """Builds a model from its input."""
+        Inner.model_validate({"n": key})
+        return "ok"
+
+    for handle in (True, "bad input, try again", lambda exc: f"handled {type(exc).__name__}"):
+        tool = StructuredTool.from_function(strict, handle_validation_error=handle)
+        script = [call("strict", key="x"), finish("done")]
+        plain, traced, _ = both(lambda s=script: ScriptedChatModel(s), [tool])
+        same(plain, traced)
+        plain, traced, _ = aboth(lambda s=script: ScriptedChatModel(s), [tool])
+        same(plain, traced)
+
+
+_SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("attack_seen", default="unset")
+
+
+def test_context_variables_a_tool_sets_stay_inside_the_call() -> None:
+    """``invoke`` runs a tool in a copy of the context: what it sets is not seen after it (nor by the next call)."""
+    seen: list[str] = []
+
+    def setter(key: str) -> str:
+        """Sets a context variable."""
+        seen.append(_SEEN.get())
+        _SEEN.set(key)
+        return "set"
+
+    script = [call("setter", key="a"), call("setter", key="b"), finish("done")]
+    plain = ReactAgent(ScriptedChatModel(script), [setter], prompts="en").run("t")
+    after_plain = _SEEN.get()
+    direct_seen = list(seen)
+    seen.clear()
+    traced = ReactAgent(ScriptedChatModel(script), [setter], prompts="en").run("t", config={"callbacks": [Events()]})
+    same(plain, traced)
+    assert direct_seen == seen == ["unset", "unset"]
+    assert after_plain == _SEEN.get() == "unset"
+
+
+def test_context_variables_an_async_tool_sets_stay_inside_the_call() -> None:
+    seen: list[str] = []
+
+    async def asetter(key: str) -> str:
+        """Sets a context variable."""
+        seen.append(_SEEN.get())
+        _SEEN.set(key)
+        return "set"
+
+    tool = StructuredTool.from_function(coroutine=asetter, name="asetter", description="Sets a variable.")
+    script = [call("asetter", key="a"), call("asetter", key="b"), finish("done")]
+
+    async def run(config: Any) -> tuple[Any, str]:
+        result = await ReactAgent(ScriptedChatModel(script), [tool], prompts="en").arun("t", config=config)
+        return result, _SEEN.get()
+
+    plain, after_plain = asyncio.run(run(None))
+    direct_seen = list(seen)
+    seen.clear()
+    traced, after_traced = asyncio.run(run({"callbacks": [Events()]}))
+    same(plain, traced)
+    assert direct_seen == seen == ["unset", "unset"]
+    assert after_plain == after_traced == "unset"
+
+
+def test_a_field_excluded_from_dumps_reaches_the_tool_as_through_invoke() -> None:
+    class Args(BaseModel):
+        key: str
+        hidden: str = Field(default="schema default", exclude=True)
+
+    seen: list[dict[str, Any]] = []
+
+    def search(key: str, hidden: str = "function default") -> str:
+        """Search."""
+        seen.append({"key": key, "hidden": hidden})
+        return "ok"
+
+    tool = StructuredTool.from_function(search, args_schema=Args)
+    script = [call("search", key="a"), call("search", key="b", hidden="given"), finish("done")]
+    plain, traced, _ = both(lambda: ScriptedChatModel(script), [tool])
+    same(plain, traced)
+    assert seen[:2] == seen[2:]
+
+
+def test_aliases_and_optional_fields_reach_the_tool_as_through_invoke() -> None:
+    from pydantic import ConfigDict
+
+    class Args(BaseModel):
+        model_config = ConfigDict(populate_by_name=True)
+        key: str = Field(alias="k")
+        page: int | None = None
+        size: Annotated[int, Field(ge=1)] = 10
+
+    seen: list[dict[str, Any]] = []
+
+    def search(key: str = "f", page: int | None = 3, size: int = 99) -> str:
+        """Search."""
+        seen.append({"key": key, "page": page, "size": size})
+        return "ok"
+
+    tool = StructuredTool.from_function(search, args_schema=Args)
+    script = [call("search", k="a"), call("search", key="b", page=None), call("search", k="c", size="4"),
+              finish("done")]
+    plain, traced, _ = both(lambda: ScriptedChatModel(script), [tool])
+    same(plain, traced)
+    assert seen[:3] == seen[3:]
+
+
+def test_pydantic_v1_and_json_schema_tools_run_the_same() -> None:
+    from pydantic import v1
+
+    class V1Args(v1.BaseModel):
+        key: str
+        limit: int = 3
+
+    seen: list[Any] = []
+
+    def v1search(key: str, limit: int = 10) -> str:
+        """Search (pydantic v1 schema)."""
+        seen.append((key, limit))
+        return "ok"
+
+    tools = [StructuredTool.from_function(v1search, args_schema=V1Args)]
+    script = [call("v1search", key="a"), call("v1search", key="b", limit="7"), finish("done")]
+    plain, traced, _ = both(lambda: ScriptedChatModel(script), tools)
+    same(plain, traced)
+    assert seen[:2] == seen[2:]
+
+
+class Hostile:
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+class HostileError(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+async def _coro_value() -> str:
+    return "from an awaitable"
+
+
+_RESULTS: dict[str, Any] = {
+    "dict": lambda: {"a": [1, 2], "b": None},
+    "list": lambda: [1, "two", {"three": 3}],
+    "none": lambda: None,
+    "bytes": lambda: b"\xff\x00raw",
+    "tool_message": lambda: ToolMessage(content="tm", tool_call_id="x"),
+    "error_message": lambda: ToolMessage(content="failed", tool_call_id="x", status="error"),
+    "awaitable": lambda: _coro_value(),
+    "hostile": lambda: Hostile(),
+    "raises_hostile": lambda: (_ for _ in ()).throw(HostileError()),
+    "raises_tool_exception": lambda: (_ for _ in ()).throw(ToolException("te")),
+    "raises_keyerror": lambda: {}["missing"],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_RESULTS))
+def test_odd_results_and_errors_are_the_same_observation(kind: str) -> None:
+    def odd(key: str) -> Any:
+        """Returns something odd."""
+        return _RESULTS[kind]()
+
+    async def aodd(key: str) -> Any:
+        """Returns something odd."""
+        return _RESULTS[kind]()
+
+    script = [call("odd", key="a"), finish("done")]
+    sync_tool = StructuredTool.from_function(odd)
+    plain, traced, _ = both(lambda: ScriptedChatModel(script), [sync_tool])
+    same(plain, traced)
+    aplain, atraced, _ = aboth(lambda: ScriptedChatModel(script), [sync_tool])
+    same(aplain, atraced)
+    assert steps_of(aplain) == steps_of(plain)
+    async_tool = StructuredTool.from_function(coroutine=aodd, name="odd", description="Returns something odd.")
+    for runner in (both, aboth):
+        plain2, traced2, _ = runner(lambda: ScriptedChatModel(script), [async_tool])
+        same(plain2, traced2)
+
+
+def test_async_only_tool_from_run_and_sync_tool_from_arun() -> None:
+    async def alookup(key: str) -> str:
+        """Look up a value."""
+        await asyncio.sleep(0)
+        return f"value of {key}"
+
+    atool = StructuredTool.from_function(coroutine=alookup, name="alookup", description="Look up.")
+    script = [call("alookup", key="a"), call("lookup", key="b"), finish("done")]
+    plain, traced, events = both(lambda: ScriptedChatModel(script), [atool, lookup])
+    same(plain, traced)
+    assert events.names.count("tool_start") == 2
+    aplain, atraced, events = aboth(lambda: ScriptedChatModel(script), [atool, lookup])
+    same(aplain, atraced)
+    assert steps_of(aplain) == steps_of(plain)
+
+
+def test_hung_tools_time_out_the_same() -> None:
+    import time
+
+    release = threading.Event()
+
+    def hang(key: str) -> str:
+        """Hangs."""
+        release.wait(5)
+        return "late"
+
+    async def ahang(key: str) -> str:
+        """Hangs."""
+        await asyncio.sleep(5)
+        return "late"
+
+    tools = [hang, StructuredTool.from_function(coroutine=ahang, name="ahang", description="Hangs.")]
+    script = [call("hang", key="a"), call("ahang", key="b"), finish("done")]
+    try:
+        started = time.monotonic()
+        plain, traced, _ = both(lambda: ScriptedChatModel(script), tools, timeout=0.2)
+        same(plain, traced)
+        aplain, atraced, _ = aboth(lambda: ScriptedChatModel(script), tools, timeout=0.2)
+        same(aplain, atraced)
+        assert time.monotonic() - started < 4
+        assert [s.is_error for s in plain.steps[:2]] == [True, True]
+        assert "0.2" in plain.steps[0].observation
+    finally:
+        release.set()
+
+
+def test_a_tool_sees_the_same_config_on_both_paths() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def peek(key: str) -> str:
+        """Reads the current config."""
+        config = ensure_config()
+        seen.append({k: v for k, v in config.items() if k != "callbacks"})
+        inner = RunnableLambda(lambda x: ensure_config().get("metadata", {}).get("team")).invoke(1)
+        seen.append({"inner": inner})
+        return "ok"
+
+    script = [call("peek", key="a"), finish("done")]
+    options: RunnableConfig = {"configurable": {"user": "u1", "n": 3}, "metadata": {"team": "t1"}, "tags": ["x"],
+                               "recursion_limit": 7, "max_concurrency": 2, "run_name": "outer"}
+    ReactAgent(ScriptedChatModel(script), [peek], prompts="en").run("t", config=dict(options))  # type: ignore[arg-type]
+    direct = list(seen)
+    seen.clear()
+    ReactAgent(ScriptedChatModel(script), [peek], prompts="en").run(
+        "t", config={**options, "callbacks": [Events()]})
+    assert direct == seen
+    assert direct[0]["configurable"]["user"] == "u1" and direct[1] == {"inner": "t1"}
+
+
+def test_a_nested_agent_as_a_tool_counts_its_usage_on_both_paths() -> None:
+    def make() -> Any:
+        inner = ReactAgent(ScriptedChatModel([finish("inner answer")], usage=True), [lookup], prompts="en")
+        return inner.as_tool(name="helper", description="Answers subtasks.")
+
+    script = [call("helper", task="sub"), finish("done")]
+    plain = ReactAgent(ScriptedChatModel(script, usage=True), [make()], prompts="en").run("t")
+    events = Events()
+    traced = ReactAgent(ScriptedChatModel(script, usage=True), [make()], prompts="en").run(
+        "t", config={"callbacks": [events]})
+    same(plain, traced)
+    assert plain.usage.total_tokens > 0
+    assert events.names.count("chat_model_start") == 3  # the nested agent's call is observed too
+
+
+def test_an_injected_argument_tool_and_content_and_artifact_take_invoke_and_match() -> None:
+    def injected(key: str, secret: Annotated[str, InjectedToolArg] = "s") -> str:
+        """Uses an injected argument."""
+        return f"{key}:{secret}"
+
+    def artifact(key: str) -> tuple[str, dict[str, Any]]:
+        """Returns content and artifact."""
+        return f"content {key}", {"raw": key}
+
+    tools = [StructuredTool.from_function(injected),
+             StructuredTool.from_function(artifact, response_format="content_and_artifact")]
+    script = [call("injected", key="a"), call("artifact", key="b"), finish("done")]
+    plain, traced, _ = both(lambda: ScriptedChatModel(script), tools)
+    same(plain, traced)
+    assert plain.steps[1].observation == "content b"
+
+
+def test_an_invalid_argument_for_the_function_is_handled_the_same() -> None:
+    """Arguments that validate for the schema but make the function raise a TypeError."""
+
+    class Args(BaseModel):
+        key: str
+        unknown: int = 1
+
+    def narrow(key: str) -> str:
+        """Takes only key."""
+        return key
+
+    tool = StructuredTool.from_function(narrow, args_schema=Args)
+    script = [call("narrow", key="a"), finish("done")]
+    plain, traced, _ = both(lambda: ScriptedChatModel(script), [tool])
+    same(plain, traced)
+
+
+def test_validation_error_from_the_schema_with_a_handler() -> None:
+    class Args(BaseModel):
+        n: int
+
+        @classmethod
+        def model_validate(cls, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+            return super().model_validate(*args, **kwargs)
+
+    def double(n: int) -> str:
+        """Double."""
+        return str(2 * n)
+
+    for handle in (True, "bad"):
+        tool = StructuredTool.from_function(double, args_schema=Args, handle_validation_error=handle)
+        script = [call("double", n="x"), call("double", n="4"), finish("done")]
+        plain, traced, _ = both(lambda s=script: ScriptedChatModel(s), [tool])
+        same(plain, traced)
+
+
 # silence "imported but unused" for names kept for later attacks
-_ = (PromptSet, ReflectionAgent, ValidationError, json, Annotated, InjectedToolArg, StructuredTool, ToolException,
-     ToolMessage, RunnableLambda, BaseModel, Field)
+_ = (PromptSet, ReflectionAgent, ValidationError, json)
