@@ -18,7 +18,8 @@ The direct path is taken only when all of these hold, else the stock ``invoke``/
   for the async path;
 - nobody listens: the call's callbacks are a manager without handlers (the run's own callback manager,
   configured when the run started, found no tracer, no debug or verbose handler and no configure hook),
-  the model has no callbacks of its own and is not ``verbose``;
+  no configure hook whose handler is not inherited is on (``collect_runs``: ``invoke`` would add its
+  handler to this very call), the model has no callbacks of its own and is not ``verbose``;
 - no cache (neither the model's nor langchain's global one), no rate limiter, no streaming requested
   (``streaming=True`` or ``stream=`` in the call's arguments), ``output_version`` not ``"v1"``;
 - every message's content is plain text (``invoke`` would normalise content blocks).
@@ -54,6 +55,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config, var_child_runnable_config
 from langchain_core.tools import StructuredTool
+from langchain_core.tracers.context import _configure_hooks
+from langchain_core.utils.env import env_var_is_set
 
 if TYPE_CHECKING:
     from react_agent._state import ModelCall
@@ -107,7 +110,7 @@ def direct_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig, 
     callbacks = config.get("callbacks")
     if not isinstance(callbacks, BaseCallbackManager) or callbacks.handlers or callbacks.inheritable_handlers:
         return False
-    if llm.callbacks or llm.verbose or llm.rate_limiter is not None or llm.output_version == "v1":
+    if llm.callbacks or llm.verbose or llm.rate_limiter is not None or llm.output_version == "v1" or _hooked():
         return False
     if llm.cache is not False and (llm.cache is not None or _global_cache() is not None):
         return False
@@ -172,7 +175,18 @@ def direct_tool(tool: Any, config: RunnableConfig | None, *, asynchronous: bool)
     if not isinstance(callbacks, BaseCallbackManager) or callbacks.handlers or callbacks.inheritable_handlers:
         return False
     function = tool.coroutine if asynchronous else tool.func
-    return function is not None and _plain_function(function) and not tool._injected_args_keys
+    return function is not None and _plain_function(function) and not tool._injected_args_keys and not _hooked()
+
+
+def _hooked() -> bool:
+    """Whether a configure hook that is not inherited is on (``collect_runs``, a hook registered with
+    ``inheritable=False``): ``CallbackManager.configure`` in ``invoke`` adds its handler to every call, while
+    the run's callbacks, configured when it started, carry only the inherited hooks' handlers."""
+    for var, inheritable, handler_class, env_var in _configure_hooks:
+        if not inheritable and (var.get() is not None or (
+                env_var is not None and handler_class is not None and env_var_is_set(env_var))):
+            return True
+    return False
 
 
 @lru_cache(maxsize=1024)

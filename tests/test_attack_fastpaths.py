@@ -566,3 +566,183 @@ def test_validation_error_from_the_schema_with_a_handler() -> None:
 
 # silence "imported but unused" for names kept for later attacks
 _ = (PromptSet, ReflectionAgent, ValidationError, json)
+
+
+# =========================================================================================== who listens
+class HandlerSpy(BaseChatModel):
+    """Replies from a script and records the handlers of the run manager each call receives."""
+
+    replies: list[str]
+    seen: list[list[str]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "spy"
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        self.seen.append(sorted(type(h).__name__ for h in (run_manager.handlers if run_manager else [])))
+        text = self.replies[len(self.seen) - 1]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+def test_set_debug_and_tracing_context_reach_the_model_call() -> None:
+    from langchain_core.globals import set_debug
+    from langchain_core.tracers.context import collect_runs
+
+    script = [call("lookup", key="a"), finish("done")]
+    set_debug(True)
+    try:
+        debug = HandlerSpy(replies=script)
+        ReactAgent(debug, [lookup], prompts="en").run("t")
+    finally:
+        set_debug(False)
+    assert all("ConsoleCallbackHandler" in names for names in debug.seen) and len(debug.seen) == 2
+    with collect_runs() as collector:
+        collected = HandlerSpy(replies=script)
+        ReactAgent(collected, [lookup], prompts="en").run("t")
+    assert all("RunCollectorCallbackHandler" in names for names in collected.seen) and len(collected.seen) == 2
+    (run,) = collector.traced_runs  # collect_runs sees the model and tool calls, as with invoke
+    assert [(child.run_type, child.name) for child in run.child_runs] == [
+        ("llm", "decision"), ("tool", "lookup"), ("llm", "decision")]
+    quiet = HandlerSpy(replies=script)
+    ReactAgent(quiet, [lookup], prompts="en").run("t")
+    assert quiet.seen == [[], []]
+
+
+@pytest.mark.parametrize("option", ["streaming_disabled", "v1", "tags"])
+def test_model_options_that_change_nothing_or_everything_run_the_same(option: str) -> None:
+    script = [call("lookup", key="a"), finish("done")]
+
+    def make() -> ScriptedChatModel:
+        if option == "streaming_disabled":
+            return ScriptedChatModel(script, disable_streaming=True)
+        if option == "v1":
+            return ScriptedChatModel(script, output_version="v1")
+        return ScriptedChatModel(script, tags=["model-tag"], metadata={"m": 1})
+
+    plain, traced, _ = both(make, [lookup])
+    same(plain, traced)
+    aplain, atraced, _ = aboth(make, [lookup])
+    same(aplain, atraced)
+
+
+# =========================================================================================== history item by item
+_HISTORIES = [
+    "{%- for s in steps -%}\n  {{ s.index }}: {{ s.action }} -> {{ s.observation }}\n{%- endfor %}",
+    "{# head #}Head {% raw %}{{ not a var }}{% endraw %}\n{% for s in steps %}{{ s.index }}{# c #} "
+    "{{ s.observation }}\n{% endfor %}\n{% raw %}{% tail %}{% endraw %}  ",
+    "{% for s in steps %}{% for k in s %}{{ loop.index }}{{ k }}={{ s[k] }};{% endfor %}\n{% endfor %}",
+    "{% for s in steps %}{% if s.action is none %}parse: {{ s.observation | truncate(30) }}"
+    "{% elif s.is_error %}error {{ s.action }}: {{ s.observation | replace('\\n', ' ') }}"
+    "{% else %}{{ s.action }}({{ s.action_input | e }}) = {{ s.observation | indent(2) }}{% endif %}"
+    "{% if s.reflection %} [reflect: {{ s.reflection }}]{% endif %}{% if s.index is odd %} odd{% endif %}\n"
+    "{% else %}EMPTY{% endfor %}",
+    "Steps:\n{% for s in steps %}- {{ s.thought | default('-', true) }} / {{ s | tojson }}\n{% endfor %}",
+    "{% for s in steps %}{{ s.index }}. {{ s.action }}\n{% endfor %}{{ steps | length }} steps",  # whole
+    "{% for s in steps %}{{ loop.index }}/{{ loop.length }} {{ s.observation }}\n{% endfor %}",  # whole
+    "{% macro m(x) %}[{{ x }}]{% endmacro %}{% for s in steps %}{{ m(s.observation) }}\n{% endfor %}",  # whole
+]
+
+
+def _checking(base: type) -> tuple[type, list[tuple[str, str]]]:
+    """A subclass of ``base`` recording, for each prompt, the history it got and the whole rendering of the
+    entries it was built from, and checking each entry against a fresh one."""
+    from react_agent._render import history_entry
+    from react_agent._types import FINISH
+
+    checks: list[tuple[str, str]] = []
+
+    class Checking(base):  # type: ignore[misc, valid-type]
+        def prompt_variables(self, state, *, window="default"):  # type: ignore[no-untyped-def]
+            variables = super().prompt_variables(state, window=window)
+            size = self.config.history_window if window == "default" else window
+            shown = [(i, s) for i, s in enumerate(state.steps, 1) if s.action != FINISH]
+            if size is not None:
+                shown = shown[-size:] if size else []
+            fresh = [history_entry(i, s, self.config.max_observation_chars, self.prompts) for i, s in shown]
+            assert variables["steps"] == fresh
+            checks.append((variables["history"], self.prompts.render("history", steps=fresh)))
+            return variables
+
+    return Checking, checks
+
+
+_MIXED_SCRIPT = [
+    call("lookup", key="a"),
+    "not json at all",
+    call("broken", key="b"),
+    call("lookup", key="x" * 400),
+    call("lookup", key="{{ braces }}\n  line two  "),
+    finish("done"),
+]
+
+
+def broken(key: str) -> str:
+    """Always fails."""
+    raise ValueError(f"broken {key}\n  with a second line")
+
+
+@pytest.mark.parametrize("source", _HISTORIES)
+@pytest.mark.parametrize("window", [None, 0, 1, 3])
+def test_history_item_by_item_is_the_whole_rendering(source: str, window: int | None) -> None:
+    agent_class, checks = _checking(ReactAgent)
+    llm = ScriptedChatModel(_MIXED_SCRIPT)
+    result = agent_class(llm, [lookup, broken], prompts={"history": source}, lang="en", history_window=window,
+                         max_observation_chars=60, max_iterations=10).run("task")
+    assert result.status == "finished" and len(checks) == 6
+    for fast, whole in checks:
+        assert fast == whole
+
+
+@pytest.mark.parametrize("source", _HISTORIES[:5])
+def test_history_item_by_item_with_reflections_is_the_whole_rendering(source: str) -> None:
+    agent_class, checks = _checking(ReflectionAgent)
+    script = [call("broken", key="a"), "reflection one", call("lookup", key="b"), "not json", "reflection two",
+              finish("done")]
+    result = agent_class(ScriptedChatModel(script), [lookup, broken], prompts={"history": source}, lang="en",
+                         max_iterations=10).run("task")
+    assert result.status == "finished"
+    assert any(s.reflection for s in result.steps)
+    assert checks and all(fast == whole for fast, whole in checks)
+
+
+def test_history_of_a_state_whose_steps_are_replaced_between_steps() -> None:
+    """A subclass that rewrites the history (drops the oldest step, replaces another) gets it rendered anew."""
+    from react_agent import AgentStep
+
+    agent_class, checks = _checking(ReactAgent)
+
+    class Rewriting(agent_class):  # type: ignore[misc, valid-type]
+        def record(self, state, step, *, review=False):  # type: ignore[no-untyped-def]
+            yield from super().record(state, step, review=review)
+            if len(state.steps) == 3:
+                del state.steps[0]
+                state.steps[0] = AgentStep(thought="", action="lookup", action_input={"key": "z"},
+                                           observation="rewritten")
+
+    source = _HISTORIES[3]
+    script = [call("lookup", key="a"), call("lookup", key="b"), call("lookup", key="c"), call("lookup", key="d"),
+              finish("done")]
+    result = Rewriting(ScriptedChatModel(script), [lookup], prompts={"history": source}, lang="en").run("t")
+    assert result.status == "finished" and len(checks) == 5
+    assert all(fast == whole for fast, whole in checks)
+    assert "rewritten" in checks[-1][0]
+
+
+def test_render_item_of_the_builtin_sets_matches_whole_on_odd_entries() -> None:
+    entries = [
+        {"index": 1, "thought": None, "action": None, "action_input": "", "observation": "",
+         "is_error": True, "reflection": ""},
+        {"index": 2, "thought": "t", "action": "x", "action_input": "{}", "observation": "{% raw %}\n\n",
+         "is_error": False, "reflection": "r"},
+        {"index": 10, "thought": "t\n", "action": "FINISH", "action_input": "   ", "observation": "  ",
+         "is_error": False, "reflection": None},
+    ]
+    for name in ("en", "ru", "en-compact", "ru-compact"):
+        prompts = PromptSet.load(name)
+        texts = [prompts.render_item("history", e) for e in entries]
+        if None in texts:
+            continue
+        for count in range(1, 4):
+            assert prompts.join_items("history", texts[:count]) == prompts.render("history",  # type: ignore[arg-type]
+                                                                                   steps=entries[:count])
