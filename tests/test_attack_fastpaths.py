@@ -746,3 +746,142 @@ def test_render_item_of_the_builtin_sets_matches_whole_on_odd_entries() -> None:
         for count in range(1, 4):
             assert prompts.join_items("history", texts[:count]) == prompts.render("history",  # type: ignore[arg-type]
                                                                                    steps=entries[:count])
+
+
+# =========================================================================================== one agent, many runs
+def test_one_agent_serves_32_threads_and_32_tasks_with_and_without_handlers() -> None:
+    """Mixed ``run``/``arun`` on one agent, the direct path on the quiet runs and ``invoke`` on the observed
+    ones: each run sees only its own history and config, each handler only its own run's events."""
+    import re
+    from concurrent.futures import ThreadPoolExecutor
+
+    def reply(messages: list[BaseMessage]) -> str:
+        text = str(messages[-1].content)
+        task = re.search(r"TASK-\d+", text)
+        assert task is not None
+        done = text.count(f"value of {task.group()}")
+        if done == 0:
+            return call("lookup", key=task.group())
+        if "whoami says" not in text:
+            return call("whoami", key="x")
+        return finish(f"done {task.group()}")
+
+    def whoami(key: str) -> str:
+        """Says which run this is, from the current config."""
+        config = ensure_config()
+        return f"whoami says {config['metadata'].get('run')} {config['configurable'].get('run')}"
+
+    agent = ReactAgent(FunctionChatModel(function=reply, delay=0.002), [lookup, whoami], prompts="en")
+    handlers: dict[int, Events] = {n: Events() for n in range(64) if n % 3 == 0}
+
+    def config_of(n: int) -> RunnableConfig:
+        config: RunnableConfig = {"metadata": {"run": n}, "configurable": {"run": n}}
+        if n in handlers:
+            config["callbacks"] = [handlers[n]]
+        return config
+
+    def check(n: int, result: Any) -> None:
+        assert result.status == "finished" and result.output == f"done TASK-{n}", (n, result)
+        assert [s.observation for s in result.steps[:2]] == [f"value of TASK-{n}", f"whoami says {n} {n}"]
+
+    async def tasks() -> list[Any]:
+        return await asyncio.gather(*(agent.arun(f"solve TASK-{n}", config=config_of(n)) for n in range(32, 64)))
+
+    with ThreadPoolExecutor(max_workers=33) as pool:
+        async_results = pool.submit(lambda: asyncio.run(tasks()))
+        sync_results = list(pool.map(lambda n: agent.run(f"solve TASK-{n}", config=config_of(n)), range(32)))
+        for n, result in enumerate([*sync_results, *async_results.result(timeout=60)]):
+            check(n, result)
+    for n, events in handlers.items():
+        assert events.names.count("chat_model_start") == 3 and events.names.count("llm_end") == 3, n
+        assert events.names.count("tool_start") == 2 and events.names.count("tool_end") == 2, n
+        others = {t for text in events.tasks for t in re.findall(r"TASK-\d+", text)}
+        assert others == {f"TASK-{n}"}, (n, others)
+
+
+# =========================================================================================== the parser's shortcut
+def _parsed(text: str, names: list[str], monkeypatch: pytest.MonkeyPatch | None = None) -> Any:
+    from react_agent import OutputParseError, parse_response
+
+    try:
+        action = parse_response(text, names)
+    except OutputParseError as exc:
+        return ("refused", exc.reason, exc.message)
+    return (action.thought, action.action, action.action_input)
+
+
+_ODD = [
+    {"thought": 5, "action": "echo", "action_input": {"text": "a"}},
+    {"thought": None, "action": "echo", "action_input": {"text": "a"}},
+    {"thought": ["a", "b"], "action": "echo", "action_input": {}},
+    {"thought": {"text": "inner thought"}, "action": "echo", "action_input": {}},
+    {"thought": "t", "action": " echo\n", "action_input": {"text": "a"}},
+    {"thought": "t", "action": "echo\nFINISH", "action_input": {"text": "a"}},
+    {"thought": "t", "action": "\tFINISH\t", "action_input": {"answer": "x"}},
+    {"thought": "t", "action": "Final_Answer", "action_input": "x"},
+    {"thought": "t", "action": "x" * 129, "action_input": {}},
+    {"thought": "t", "action": "N/A", "action_input": {}},
+    {"thought": "t", "action": 7, "action_input": {}},
+    {"thought": "t", "action": ["echo"], "action_input": {}},
+    {"thought": "t", "action": {"name": "echo", "args": {"text": "env"}}, "action_input": {}},
+    {"thought": "t", "action": "echo", "action_input": '{"text": "json in a string"}'},
+    {"thought": "t", "action": "echo", "action_input": '  {"text": "padded"}  trailing words'},
+    {"thought": "t", "action": "echo", "action_input": '"{\\"text\\": \\"doubly encoded\\"}"'},
+    {"thought": "t", "action": "echo", "action_input": '{"text": "{\\"a\\": 1}"}'},
+    {"thought": "t", "action": "echo", "action_input": '{"text": "never closed"'},
+    {"thought": "t", "action": "echo", "action_input": "[1, 2]"},
+    {"thought": "t", "action": "echo", "action_input": [1, 2]},
+    {"thought": "t", "action": "echo", "action_input": True},
+    {"thought": "t", "action": "echo", "action_input": "   "},
+    {"thought": "t", "action": "echo", "action_input": {"name": "other", "arguments": {"x": 1}}},
+    {"thought": "t", "action": "FINISH", "action_input": {"answer": {"nested": [1]}}},
+    {"thought": "t", "action": "FINISH", "action_input": {}},
+    {"thought": "t", "action": "FINISH", "action_input": {"a": 1, "b": 2}},
+    {"thought": "t", "action": "FINISH", "action_input": None},
+    {"thought": "t", "action": "call_tool", "action_input": {"name": "echo"}},
+    {"thought": "<think>hidden</think>", "action": "echo", "action_input": {}},
+    {"thought": "t", "action": "echo", "action_input": {"text": "x" * 100_000}},
+    {"thought": "t" * 100_000, "action": "FINISH", "action_input": "y" * 100_000},
+    {"thought": "t", "action": "echo", "action_input": {"items": [{"a": {"b": i}} for i in range(4000)]}},
+    {"thought": "t", "action": "echo", "action_input": json.dumps({"items": [{"a": {"b": i}} for i in range(4000)]})},
+    {"thought": "t", "action": "echo", "action_input": "{" * 300 + "}" * 300},
+]
+
+
+@pytest.mark.parametrize("reply", _ODD, ids=lambda r: repr(r)[:60])
+@pytest.mark.parametrize("indent", [None, 2])
+def test_the_parser_shortcut_agrees_with_the_general_path_on_odd_replies(reply: dict[str, Any],
+                                                                          indent: int | None) -> None:
+    text = json.dumps(reply, indent=indent, ensure_ascii=False)
+    padded = json.dumps({**reply, "id": "reserved"}, indent=indent, ensure_ascii=False)
+    assert _parsed(text, ["echo"]) == _parsed(padded, ["echo"])
+    wrapped = f"\n  {text}\n"
+    assert _parsed(wrapped, ["echo"]) == _parsed(text, ["echo"])
+
+
+def test_duplicate_and_respelled_keys_agree_with_the_general_path() -> None:
+    replies = [
+        '{"thought": "t", "action": "echo", "action": "FINISH", "action_input": "x"}',
+        '{"thought": "t", "action": "echo", "action_input": {"text": "a"}, "action_input": {"text": "b"}}',
+        '{"Thought": "t", "Action": "echo", "Action Input": {"text": "a"}}',
+        '{"thought": "t", "action": "echo", "action input": {"text": "a"}}',
+        '{"thought": "t\\u0000", "action": "echo", "action_input": {"text": "\\ud800"}}',
+        '{"thought": "line\nbreak", "action": "echo", "action_input": {"text": "raw\ttab"}}',
+    ]
+    for text in replies:
+        padded = text[:-1] + ', "type": "x"}'
+        assert _parsed(text, ["echo"]) == _parsed(padded, ["echo"]), text
+
+
+@pytest.mark.parametrize("reply", [r for r in _ODD if "items" not in str(r)[:60]], ids=lambda r: repr(r)[:60])
+def test_the_whole_object_path_agrees_with_the_scanning_pipeline(reply: dict[str, Any],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_whole_object`` is a shortcut of the scanning pipeline for a reply that is one JSON object. (Not
+    for a complete object so nested and long that the bounded scan gives up on it - 4,000 nested items
+    above: the scan counts it as never closed and refuses it as cut off; the shortcut reads it.)"""
+    import react_agent._parser as parser
+
+    text = json.dumps(reply, ensure_ascii=False)
+    shortcut = _parsed(text, ["echo"])
+    monkeypatch.setattr(parser, "_whole_object", lambda text, ctx: None)
+    assert _parsed(text, ["echo"]) == shortcut
