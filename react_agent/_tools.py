@@ -482,7 +482,7 @@ def _direct_arguments(tool: BaseTool, args: dict[str, Any], config: RunnableConf
         return None
     try:
         positional, keywords = _tool_arguments(tool, args)
-    except ValidationError:
+    except (ValidationError, ValidationErrorV1):  # pydantic v2 or v1 schemas
         return None
     return None if positional else keywords
 

@@ -885,3 +885,70 @@ def test_the_whole_object_path_agrees_with_the_scanning_pipeline(reply: dict[str
     shortcut = _parsed(text, ["echo"])
     monkeypatch.setattr(parser, "_whole_object", lambda text, ctx: None)
     assert _parsed(text, ["echo"]) == shortcut
+
+
+# =========================================================================================== more tool attacks
+@pytest.mark.parametrize("handle", [False, True, "bad arguments", lambda exc: f"handled {type(exc).__name__}"])
+def test_a_pydantic_v1_schema_that_refuses_the_arguments_is_handled_as_invoke_handles_it(handle: Any) -> None:
+    from pydantic import v1
+
+    class V1Args(v1.BaseModel):
+        key: str
+        limit: int = 3
+
+        @v1.validator("key", allow_reuse=True)
+        def no_spaces(cls, value: str) -> str:
+            if " " in value:
+                raise ValueError("no spaces in keys")
+            return value
+
+    def v1search(key: str, limit: int = 10) -> str:
+        """Search (pydantic v1 schema)."""
+        return f"{key} {limit}"
+
+    tool = StructuredTool.from_function(v1search, args_schema=V1Args, handle_validation_error=handle)
+    script = [call("v1search", key="a", limit="many"), call("v1search", key="a b"), finish("done")]
+    for runner in (both, aboth):
+        plain, traced, _ = runner(lambda: ScriptedChatModel(script), [tool])
+        same(plain, traced)
+        assert plain.steps[0].is_error and plain.steps[1].is_error
+
+
+def test_a_v2_schema_validator_that_refuses_is_handled_as_invoke_handles_it() -> None:
+    from pydantic import field_validator
+
+    class Args(BaseModel):
+        key: str
+
+        @field_validator("key")
+        @classmethod
+        def no_spaces(cls, value: str) -> str:
+            if " " in value:
+                raise ValueError("no spaces in keys")
+            return value
+
+    def search(key: str) -> str:
+        """Search."""
+        return key
+
+    for handle in (False, True, "bad arguments"):
+        tool = StructuredTool.from_function(search, args_schema=Args, handle_validation_error=handle)
+        script = [call("search", key="a b"), finish("done")]
+        plain, traced, _ = both(lambda s=script: ScriptedChatModel(s), [tool])
+        same(plain, traced)
+
+
+def test_explicit_no_cache_with_a_global_cache_runs_the_model() -> None:
+    from langchain_core.caches import InMemoryCache
+    from langchain_core.globals import set_llm_cache
+
+    set_llm_cache(InMemoryCache())
+    try:
+        script = [call("lookup", key="a"), finish("done")]
+        plain, traced, _ = both(lambda: ScriptedChatModel(script, cache=False), [lookup])
+        same(plain, traced)
+        second = ScriptedChatModel(script, cache=False)
+        ReactAgent(second, [lookup], prompts="en").run("task")
+        assert len(second.calls) == 2  # never answered from the global cache
+    finally:
+        set_llm_cache(None)
