@@ -66,7 +66,6 @@ __all__ = ["ainvoke_model", "direct_model", "direct_tool", "invoke_model", "name
 _ENSURED = frozenset(("tags", "metadata", "callbacks", "recursion_limit", "configurable"))  # ensure_config's keys
 _COPIED = ("tags", "metadata", "configurable")  # never None in an ensured config
 _GATEWAY_KEY = "lc_gateway_metadata"  # langchain-core drops this key of generation_info from response_metadata
-_STRUCTURED_KEYS = ("ls_structured_output_format", "structured_output_format")  # for tracers only
 _KEPT = ("invoke", "ainvoke", "generate", "agenerate", "generate_prompt", "agenerate_prompt",
          "_generate_with_cache", "_agenerate_with_cache")
 
@@ -141,7 +140,8 @@ def _call_kwargs(llm: BaseChatModel, kwargs: dict[str, Any], *, asynchronous: bo
     """The keyword arguments ``invoke`` would hand to ``_generate``: tracing-only keys dropped, ``stop``
     passed as ``_generate_with_cache`` does, and, to a ``_generate`` that takes one, a run manager as
     ``invoke`` always hands one (without handlers: nobody listens), so a model that uses it unchecked works."""
-    out = {k: v for k, v in kwargs.items() if k not in _STRUCTURED_KEYS}
+    out = dict(kwargs)
+    out.pop("ls_structured_output_format", None) or out.pop("structured_output_format", None)  # as generate
     out["stop"] = kwargs.get("stop")
     method = type(llm)._agenerate if asynchronous else type(llm)._generate
     if _takes_run_manager(method):

@@ -952,3 +952,23 @@ def test_explicit_no_cache_with_a_global_cache_runs_the_model() -> None:
         assert len(second.calls) == 2  # never answered from the global cache
     finally:
         set_llm_cache(None)
+
+
+@pytest.mark.parametrize("extra", [
+    {"ls_structured_output_format": {"kwargs": {"method": "json_schema"}, "schema": {"type": "object"}}},
+    {"structured_output_format": {"kwargs": {"method": "json_schema"}, "schema": {"type": "object"}}},
+    {"ls_structured_output_format": {"kwargs": {"method": "json_schema"}, "schema": {"type": "object"}},
+     "structured_output_format": {"kwargs": {}, "schema": {"type": "object"}}},
+    {"ls_structured_output_format": None, "structured_output_format": {"kwargs": {}, "schema": {"type": "object"}}},
+    {"stop": ["\nObservation:"], "temperature": 0},
+])
+def test_model_kwargs_reach_generate_as_through_invoke(extra: dict[str, Any]) -> None:
+    class Extra(ReactAgent):
+        def model_kwargs(self, call):  # type: ignore[no-untyped-def]
+            return {**super().model_kwargs(call), **extra}
+
+    script = [call("lookup", key="a"), finish("done")]
+    direct, stock = ScriptedChatModel(script), ScriptedChatModel(script)
+    Extra(direct, [lookup], prompts="en").run("t")
+    Extra(stock, [lookup], prompts="en").run("t", config={"callbacks": [Events()]})
+    assert [c.kwargs for c in direct.calls] == [c.kwargs for c in stock.calls]
