@@ -8,8 +8,9 @@ dumps the model's parameters for tracers, opens and closes an LLM run, inspects 
 and wraps the reply in an ``LLMResult``. That costs more CPU than the rest of an agent step together, and
 it is what bounds how many concurrent runs one process can serve. When nothing can observe those events,
 the direct path calls the model's ``_generate``/``_agenerate`` as ``invoke``'s own cache-less,
-non-streaming branch does (handing a ``_generate`` that takes one a run manager without handlers, as
-``invoke`` hands one), and fills the reply's ``response_metadata`` the same way.
+non-streaming branch does (with a list of messages of its own, and a run manager without handlers for a
+``_generate`` that takes one, as ``invoke`` hands them), and fills the reply's ``response_metadata`` the
+same way.
 
 The direct path is taken only when all of these hold, else the stock ``invoke``/``ainvoke`` runs:
 
@@ -75,7 +76,7 @@ def invoke_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig, 
     """``llm.invoke(messages, config, **kwargs)`` with the config named and tagged for ``call``
     (:func:`named_config`), or, when nothing observes the call (so nobody would read the name), directly."""
     if direct_model(llm, messages, config, kwargs, asynchronous=False):
-        return _reply(llm._generate(messages, **_call_kwargs(llm, kwargs, asynchronous=False)))
+        return _reply(llm._generate(list(messages), **_call_kwargs(llm, kwargs, asynchronous=False)))
     return llm.invoke(messages, named_config(config, call), **kwargs)
 
 
@@ -83,7 +84,7 @@ async def ainvoke_model(llm: Any, messages: list[BaseMessage], config: RunnableC
                         kwargs: dict[str, Any], call: ModelCall | None = None) -> Any:
     """Async :func:`invoke_model`."""
     if direct_model(llm, messages, config, kwargs, asynchronous=True):
-        return _reply(await llm._agenerate(messages, **_call_kwargs(llm, kwargs, asynchronous=True)))
+        return _reply(await llm._agenerate(list(messages), **_call_kwargs(llm, kwargs, asynchronous=True)))
     return await llm.ainvoke(messages, named_config(config, call), **kwargs)
 
 

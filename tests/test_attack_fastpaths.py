@@ -972,3 +972,30 @@ def test_model_kwargs_reach_generate_as_through_invoke(extra: dict[str, Any]) ->
     Extra(direct, [lookup], prompts="en").run("t")
     Extra(stock, [lookup], prompts="en").run("t", config={"callbacks": [Events()]})
     assert [c.kwargs for c in direct.calls] == [c.kwargs for c in stock.calls]
+
+
+def test_a_model_that_changes_its_message_list_does_not_change_the_agents() -> None:
+    """``invoke`` hands ``_generate`` a list of its own: a model that inserts a message into it (then fails
+    and is retried) does not grow the agent's prompt."""
+    from react_agent import RetryPolicy
+
+    class Inserting(BaseChatModel):
+        sizes: list[int] = Field(default_factory=list)
+
+        @property
+        def _llm_type(self) -> str:
+            return "inserting"
+
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+            messages.insert(0, SystemMessage("house rules"))
+            self.sizes.append(len(messages))
+            if len(self.sizes) == 1:
+                raise TimeoutError("transient")
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=finish("ok")))])
+
+    retry = RetryPolicy(max_attempts=2, retry_on=lambda exc: isinstance(exc, TimeoutError), initial_wait=0,
+                        jitter=0)
+    direct, stock = Inserting(), Inserting()
+    ReactAgent(direct, [lookup], prompts="en", retry=retry).run("t")
+    ReactAgent(stock, [lookup], prompts="en", retry=retry).run("t", config={"callbacks": [Events()]})
+    assert direct.sizes == stock.sizes == [2, 2]
