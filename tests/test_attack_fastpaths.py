@@ -999,3 +999,37 @@ def test_a_model_that_changes_its_message_list_does_not_change_the_agents() -> N
     ReactAgent(direct, [lookup], prompts="en", retry=retry).run("t")
     ReactAgent(stock, [lookup], prompts="en", retry=retry).run("t", config={"callbacks": [Events()]})
     assert direct.sizes == stock.sizes == [2, 2]
+
+
+def test_an_async_model_that_uses_its_run_manager_unguarded_works_on_the_direct_path() -> None:
+    class AsyncUnguarded(Unguarded):
+        async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None,
+                             **kwargs: Any) -> ChatResult:
+            await run_manager.on_llm_new_token("")
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=finish("ok")))])
+
+    plain, traced, _ = aboth(AsyncUnguarded, [lookup])
+    same(plain, traced)
+    assert plain.status == "finished"
+
+
+def test_a_usage_callback_counts_every_model_call() -> None:
+    from langchain_core.callbacks import get_usage_metadata_callback
+
+    script = [AIMessage(content=text, response_metadata={"model_name": "m"})  # the handler counts per model name
+              for text in (call("lookup", key="a"), finish("done"))]
+    with get_usage_metadata_callback() as counted:
+        result = ReactAgent(ScriptedChatModel(script, usage=True), [lookup], prompts="en").run("t")
+    (usage,) = counted.usage_metadata.values()
+    assert usage["input_tokens"] == result.usage.input_tokens and usage["output_tokens"] == result.usage.output_tokens
+
+
+def test_astream_events_sees_the_model_and_tool_events() -> None:
+    script = [call("lookup", key="a"), finish("done")]
+    agent = ReactAgent(ScriptedChatModel(script), [lookup], prompts="en")
+
+    async def kinds() -> list[str]:
+        return [event["event"] async for event in agent.astream_events("t", version="v2")]
+
+    seen = asyncio.run(kinds())
+    assert seen.count("on_chat_model_start") == 2 and seen.count("on_tool_start") == 1
