@@ -193,6 +193,9 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
 
     def _entry(self, state: RunState, index: int,
                step: AgentStep) -> tuple[AgentStep, dict[str, Any], str | None]:
+        """The history entry of one step and the text the ``history`` template writes for it, made once per
+        step object: a step is a frozen value, so code that changes one replaces it (``model_copy``) and the
+        entry is made again; a change made in place inside its ``action_input`` dict is not seen."""
         cached = state.entries.get(index)
         if cached is None or cached[0] is not step:
             entry = history_entry(index, step, self.config.max_observation_chars, self.prompts)

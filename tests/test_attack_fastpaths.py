@@ -1033,3 +1033,31 @@ def test_astream_events_sees_the_model_and_tool_events() -> None:
 
     seen = asyncio.run(kinds())
     assert seen.count("on_chat_model_start") == 2 and seen.count("on_tool_start") == 1
+
+
+def _raising_handler(exc: Exception) -> str:
+    raise RuntimeError(f"the handler failed on {exc}")
+
+
+@pytest.mark.parametrize("handle", [_raising_handler, lambda exc: None, lambda exc: {"error": str(exc)},
+                                    lambda exc: HostileError()])
+def test_odd_error_handlers_give_the_same_observation(handle: Any) -> None:
+    def flaky(key: str) -> str:
+        """Fails."""
+        raise ToolException(f"no value for {key}")
+
+    class Inner(BaseModel):
+        n: int
+
+    def strict(key: str) -> str:
+        """Fails validation inside."""
+        Inner.model_validate({"n": key})
+        return "ok"
+
+    tools = [StructuredTool.from_function(flaky, handle_tool_error=handle),
+             StructuredTool.from_function(strict, handle_validation_error=handle)]
+    script = [call("flaky", key="a"), call("strict", key="b"), finish("done")]
+    for runner in (both, aboth):
+        plain, traced, _ = runner(lambda: ScriptedChatModel(script), tools)
+        same(plain, traced)
+        assert plain.steps[0].is_error and plain.steps[1].is_error
