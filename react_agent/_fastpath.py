@@ -15,8 +15,8 @@ same way.
 The direct path is taken only when all of these hold, else the stock ``invoke``/``ainvoke`` runs:
 
 - the model is a ``BaseChatModel`` whose class keeps langchain-core's own ``invoke`` path (``invoke``,
-  ``generate``, ``_generate_with_cache`` and their async twins are not overridden), with native async code
-  for the async path;
+  ``generate``, ``_generate_with_cache`` and their async twins, and ``_should_stream``, are not
+  overridden), with native async code for the async path;
 - nobody listens: the call's callbacks are a manager without handlers (the run's own callback manager,
   configured when the run started, found no tracer, no debug or verbose handler and no configure hook),
   no configure hook whose handler is not inherited is on (``collect_runs``: ``invoke`` would add its
@@ -68,7 +68,8 @@ _ENSURED = frozenset(("tags", "metadata", "callbacks", "recursion_limit", "confi
 _COPIED = ("tags", "metadata", "configurable")  # never None in an ensured config
 _GATEWAY_KEY = "lc_gateway_metadata"  # langchain-core drops this key of generation_info from response_metadata
 _KEPT = ("invoke", "ainvoke", "generate", "agenerate", "generate_prompt", "agenerate_prompt",
-         "_generate_with_cache", "_agenerate_with_cache")
+         "_generate_with_cache", "_agenerate_with_cache",
+         "_should_stream", "_should_use_protocol_streaming")  # a model may decide to stream unasked
 
 
 def invoke_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig, kwargs: dict[str, Any],
@@ -124,7 +125,7 @@ def _stock_invoke(cls: type, asynchronous: bool) -> bool:
     """A ``BaseChatModel`` class that keeps langchain-core's own ``invoke`` path (see the module doc)."""
     if not issubclass(cls, BaseChatModel):
         return False
-    if any(getattr(cls, name) is not getattr(BaseChatModel, name) for name in _KEPT):
+    if any(getattr(cls, name, None) is not getattr(BaseChatModel, name, None) for name in _KEPT):
         return False
     return not asynchronous or cls._agenerate is not BaseChatModel._agenerate
 

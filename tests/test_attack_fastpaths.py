@@ -1061,3 +1061,34 @@ def test_odd_error_handlers_give_the_same_observation(handle: Any) -> None:
         plain, traced, _ = runner(lambda: ScriptedChatModel(script), tools)
         same(plain, traced)
         assert plain.steps[0].is_error and plain.steps[1].is_error
+
+
+def test_a_model_that_always_streams_streams_on_both_paths() -> None:
+    """A model that decides itself to stream (overriding ``_should_stream``) answers from ``_stream``."""
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+
+    class StreamOnly(BaseChatModel):
+        replies: list[str]
+        used: list[int] = Field(default_factory=list)
+
+        @property
+        def _llm_type(self) -> str:
+            return "stream-only"
+
+        def _should_stream(self, **kwargs: Any) -> bool:
+            return True
+
+        def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
+            raise NotImplementedError("this model only streams")
+
+        def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            text = self.replies[len(self.used)]
+            self.used.append(1)
+            for part in (text[: len(text) // 2], text[len(text) // 2:]):
+                yield ChatGenerationChunk(message=AIMessageChunk(content=part))
+
+    script = [call("lookup", key="a"), finish("done")]
+    plain, traced, _ = both(lambda: StreamOnly(replies=script), [lookup])
+    same(plain, traced)
+    assert plain.status == "finished"
