@@ -15,8 +15,8 @@ same way.
 The direct path is taken only when all of these hold, else the stock ``invoke``/``ainvoke`` runs:
 
 - the model is a ``BaseChatModel`` whose class keeps langchain-core's own ``invoke`` path (``invoke``,
-  ``generate``, ``_generate_with_cache`` and their async twins, and ``_should_stream``, are not
-  overridden), with native async code for the async path;
+  ``generate``, ``_generate_with_cache`` and their async twins, ``_convert_input`` and ``_should_stream``
+  are not overridden), with native async code for the async path;
 - nobody listens: the call's callbacks are a manager without handlers (the run's own callback manager,
   configured when the run started, found no tracer, no debug or verbose handler and no configure hook),
   no configure hook whose handler is not inherited is on (``collect_runs``: ``invoke`` would add its
@@ -68,7 +68,7 @@ _ENSURED = frozenset(("tags", "metadata", "callbacks", "recursion_limit", "confi
 _COPIED = ("tags", "metadata", "configurable")  # never None in an ensured config
 _GATEWAY_KEY = "lc_gateway_metadata"  # langchain-core drops this key of generation_info from response_metadata
 _KEPT = ("invoke", "ainvoke", "generate", "agenerate", "generate_prompt", "agenerate_prompt",
-         "_generate_with_cache", "_agenerate_with_cache",
+         "_generate_with_cache", "_agenerate_with_cache", "_convert_input",
          "_should_stream", "_should_use_protocol_streaming")  # a model may decide to stream unasked
 
 

@@ -1092,3 +1092,19 @@ def test_a_model_that_always_streams_streams_on_both_paths() -> None:
     plain, traced, _ = both(lambda: StreamOnly(replies=script), [lookup])
     same(plain, traced)
     assert plain.status == "finished"
+
+
+def test_a_model_that_converts_its_input_itself_gets_its_conversion() -> None:
+    from langchain_core.prompt_values import ChatPromptValue
+
+    class HouseRules(ScriptedChatModel):
+        def _convert_input(self, model_input: Any) -> Any:
+            value = super()._convert_input(model_input)
+            return ChatPromptValue(messages=[SystemMessage("house rules"), *value.to_messages()])
+
+    script = [call("lookup", key="a"), finish("done")]
+    direct, stock = HouseRules(script), HouseRules(script)
+    ReactAgent(direct, [lookup], prompts="en").run("t")
+    ReactAgent(stock, [lookup], prompts="en").run("t", config={"callbacks": [Events()]})
+    assert [c.messages for c in direct.calls] == [c.messages for c in stock.calls]
+    assert direct.calls[0].messages[0].content == "house rules"
