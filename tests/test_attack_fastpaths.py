@@ -1108,3 +1108,52 @@ def test_a_model_that_converts_its_input_itself_gets_its_conversion() -> None:
     ReactAgent(stock, [lookup], prompts="en").run("t", config={"callbacks": [Events()]})
     assert [c.messages for c in direct.calls] == [c.messages for c in stock.calls]
     assert direct.calls[0].messages[0].content == "house rules"
+
+
+def test_generated_one_loop_history_templates_join_to_the_whole_rendering() -> None:
+    """Many one-loop templates built from fragments (whitespace control on every tag, comments, raw blocks,
+    branches, filters, nested loops): each item rendered once and joined is the whole rendering."""
+    import random
+
+    from react_agent._prompts import TEMPLATE_VARIABLES as TEMPLATE_NAMES
+
+    heads = ["", "History:\n", "  \n  ", "{# a comment #}H ", "{% raw %}{{ x }}{% endraw %}\n", "\n\n"]
+    tails = ["", "\nEnd", "  \n", "{# c #}", "\n{% raw %}{% endfor %}{% endraw %}\n"]
+    opens = ["{% for s in steps %}", "{%- for s in steps %}", "{% for s in steps -%}", "{%- for s in steps -%}",
+             "{%+ for s in steps %}", "{% for s in steps %}\n", "  {% for s in steps %}\n"]
+    closes = ["{% endfor %}", "{%- endfor %}", "{% endfor -%}", "{%+ endfor %}", "\n  {% endfor %}\n",
+              "{% else %}none{% endfor %}"]
+    parts = ["{{ s.index }}", "{{ s.observation }}", "{% if s.is_error %}E{% else %}ok{% endif %}",
+             "{{ s.action | default('none', true) }}", "\n", "  ", "{%- if s.reflection %} R{% endif -%}",
+             "{{ s.thought | trim }}", "{% for k, v in s | dictsort %}{{ k }}{% if not loop.last %},{% endif %}"
+             "{% endfor %}", "{{ s.action_input | length }}", "{# inner #}", "\n    {% if s.action %}\n"
+             "  x\n    {% endif %}\n", "{{ '%-5s' | format(s.index) }}", "{{ s.observation | wordwrap(8) }}"]
+    from react_agent._prompts import _compile
+
+    entries = [*_ENTRIES_FOR_GEN]
+    base = {name: PromptSet.load("en")._templates[name] for name in TEMPLATE_NAMES}
+    rng = random.Random(7)
+    split = 0
+    for _ in range(300):
+        body = "".join(rng.choice(parts) for _ in range(rng.randint(1, 5)))
+        source = rng.choice(heads) + rng.choice(opens) + body + rng.choice(closes) + rng.choice(tails)
+        compiled, used = _compile("history", source, "generated")  # the history template alone: fast
+        prompts = PromptSet({**base, "history": compiled}, lang="en", variables={"history": used})
+        texts = [prompts.render_item("history", e) for e in entries]
+        if None in texts:
+            continue
+        split += 1
+        for count in range(1, len(entries) + 1):
+            whole = prompts.render("history", steps=entries[:count])
+            assert prompts.join_items("history", texts[:count]) == whole, source  # type: ignore[arg-type]
+    assert split > 200  # most of them are one plain loop
+
+
+_ENTRIES_FOR_GEN = [
+    {"index": 1, "thought": " t ", "action": "echo", "action_input": '{"text": "a"}', "observation": "echo: a b c d e",
+     "is_error": False, "reflection": None},
+    {"index": 2, "thought": "", "action": None, "action_input": "", "observation": "  could not parse {{ x }}\n",
+     "is_error": True, "reflection": "try again"},
+    {"index": 3, "thought": "t", "action": "echo", "action_input": "plain", "observation": "",
+     "is_error": True, "reflection": ""},
+]
