@@ -20,7 +20,8 @@ The direct path is taken only when all of these hold, else the stock ``invoke``/
 - nobody listens: the call's callbacks are a manager without handlers (the run's own callback manager,
   configured when the run started, found no tracer, no debug or verbose handler and no configure hook),
   no configure hook whose handler is not inherited is on (``collect_runs``: ``invoke`` would add its
-  handler to this very call), the model has no callbacks of its own and is not ``verbose``;
+  handler to this very call) and debug mode is off (it may be switched on during a run), the model has no
+  callbacks of its own and is not ``verbose``;
 - no cache (neither the model's nor langchain's global one), no rate limiter, no streaming requested
   (``streaming=True`` or ``stream=`` in the call's arguments), ``output_version`` not ``"v1"``;
 - every message's content is plain text (``invoke`` would normalise content blocks).
@@ -50,7 +51,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, BaseCallbackManager, CallbackManagerForLLMRun
-from langchain_core.globals import get_llm_cache
+from langchain_core.globals import get_debug, get_llm_cache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -181,9 +182,12 @@ def direct_tool(tool: Any, config: RunnableConfig | None, *, asynchronous: bool)
 
 
 def _hooked() -> bool:
-    """Whether a configure hook that is not inherited is on (``collect_runs``, a hook registered with
-    ``inheritable=False``): ``CallbackManager.configure`` in ``invoke`` adds its handler to every call, while
-    the run's callbacks, configured when it started, carry only the inherited hooks' handlers."""
+    """Whether ``CallbackManager.configure`` in ``invoke`` would add a handler the run's callbacks, configured
+    when it started, do not carry: debug mode switched on since (``set_debug``), or a configure hook that is
+    not inherited (``collect_runs``, a hook registered with ``inheritable=False``), whose handler it adds to
+    every call."""
+    if get_debug():
+        return True
     for var, inheritable, handler_class, env_var in _configure_hooks:
         if not inheritable and (var.get() is not None or (
                 env_var is not None and handler_class is not None and env_var_is_set(env_var))):

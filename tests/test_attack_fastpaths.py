@@ -1157,3 +1157,20 @@ _ENTRIES_FOR_GEN = [
     {"index": 3, "thought": "t", "action": "echo", "action_input": "plain", "observation": "",
      "is_error": True, "reflection": ""},
 ]
+
+
+def test_debug_switched_on_during_a_run_reaches_the_next_model_call() -> None:
+    """``set_debug(True)`` is read by every ``invoke``: switched on by a tool, the next model call is logged."""
+    from langchain_core.globals import set_debug
+
+    def switch(key: str) -> str:
+        """Switches LangChain's debug mode on."""
+        set_debug(True)
+        return "on"
+
+    spy = HandlerSpy(replies=[call("switch", key="a"), finish("done")])
+    try:
+        ReactAgent(spy, [switch], prompts="en").run("t")
+    finally:
+        set_debug(False)
+    assert spy.seen[0] == [] and "ConsoleCallbackHandler" in spy.seen[1]
