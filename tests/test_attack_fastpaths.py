@@ -1174,3 +1174,24 @@ def test_debug_switched_on_during_a_run_reaches_the_next_model_call() -> None:
     finally:
         set_debug(False)
     assert spy.seen[0] == [] and "ConsoleCallbackHandler" in spy.seen[1]
+
+
+def test_replies_with_content_blocks_run_the_same() -> None:
+    def blocks(text: str) -> AIMessage:
+        return AIMessage(content=[{"type": "text", "text": text[:5]}, {"type": "reasoning", "reasoning": "r"},
+                                  {"type": "text", "text": text[5:]}])
+
+    script = [blocks(call("lookup", key="a")), blocks(finish("done"))]
+    plain, traced, _ = both(lambda: ScriptedChatModel(script), [lookup])
+    same(plain, traced)
+    assert plain.output == "done"
+
+
+def test_a_reflection_agent_runs_the_same_on_both_paths() -> None:
+    def run(config: Any) -> Any:
+        script = [call("broken", key="a"), "the tool is broken", call("lookup", key="b"), finish("done")]
+        return ReflectionAgent(ScriptedChatModel(script), [lookup, broken], prompts="en").run("t", config=config)
+
+    plain, traced = run(None), run({"callbacks": [Events()]})
+    same(plain, traced)
+    assert [s.reflection for s in plain.steps] == [s.reflection for s in traced.steps]
