@@ -1195,3 +1195,23 @@ def test_a_reflection_agent_runs_the_same_on_both_paths() -> None:
     plain, traced = run(None), run({"callbacks": [Events()]})
     same(plain, traced)
     assert [s.reflection for s in plain.steps] == [s.reflection for s in traced.steps]
+
+
+def test_a_plan_and_execute_agent_runs_the_same_on_both_paths() -> None:
+    from react_agent.plan import PlanAndExecuteAgent
+
+    def notify(to: str, text: str) -> str:
+        """Send a notification."""
+        return f"sent {text!r} to {to}"
+
+    plan = json.dumps([{"tool": "lookup", "args": {"key": "a"}, "open": []},
+                       {"tool": "broken", "args": {"key": "b"}, "open": []}])
+    replan = json.dumps([{"tool": "notify", "args": {"to": "x@y.z"}, "open": ["text"]}])
+    script = [plan, replan, '{"text": "hi"}']
+
+    def run(config: Any) -> Any:
+        agent = PlanAndExecuteAgent(ScriptedChatModel(script), [lookup, broken, notify], prompts="en")
+        return agent.run("t", config=config)
+
+    plain, traced = run(None), run({"callbacks": [Events()]})
+    same(plain, traced)
