@@ -1215,3 +1215,19 @@ def test_a_plan_and_execute_agent_runs_the_same_on_both_paths() -> None:
 
     plain, traced = run(None), run({"callbacks": [Events()]})
     same(plain, traced)
+
+
+def test_handlers_given_through_with_config_and_batch_see_every_event() -> None:
+    def reply(messages: list[BaseMessage]) -> str:
+        text = str(messages[-1].content)
+        return finish("done") if "value of" in text else call("lookup", key="a")
+
+    agent = ReactAgent(FunctionChatModel(function=reply), [lookup], prompts="en")
+    bound = Events()
+    agent.with_config(callbacks=[bound]).invoke("t")
+    batched = Events()
+    results = agent.batch(["t1", "t2", "t3"], config={"callbacks": [batched]})
+    quiet = agent.batch(["t4", "t5"])
+    assert bound.names.count("chat_model_start") == 2 and bound.names.count("tool_start") == 1
+    assert batched.names.count("chat_model_start") == 6 and batched.names.count("tool_end") == 3
+    assert [r.output for r in [*results, *quiet]] == ["done"] * 5
