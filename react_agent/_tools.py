@@ -434,9 +434,11 @@ def _tool_arguments(tool: BaseTool, args: dict[str, Any]) -> tuple[tuple[Any, ..
 @functools.lru_cache(maxsize=1024)
 def _plain_fields(schema: Any) -> dict[str, bool] | None:
     """``{field: has a default}`` of a pydantic (v2) args schema without extra fields, injected arguments,
-    excluded fields or a serializer of its own; ``None`` for any other schema (the tool's own parsing, which
-    selects the fields of ``model_dump``, handles it)."""
+    excluded fields, dumps by alias or a serializer of its own; ``None`` for any other schema (the tool's own
+    parsing, which selects the keys of ``model_dump``, handles it)."""
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)) or schema.model_config.get("extra") == "allow":
+        return None
+    if schema.model_config.get("serialize_by_alias"):  # model_dump's keys are aliases
         return None
     fields = schema.model_fields
     if any("Injected" in repr(info) or info.exclude or getattr(info, "exclude_if", None) is not None
