@@ -321,7 +321,7 @@ def test_a_field_excluded_from_dumps_reaches_the_tool_as_through_invoke() -> Non
     script = [call("search", key="a"), call("search", key="b", hidden="given"), finish("done")]
     plain, traced, _ = both(lambda: ScriptedChatModel(script), [tool])
     same(plain, traced)
-    assert seen[:2] == seen[2:]
+    assert seen[:2] == seen[2:] and len(seen) == 4
 
 
 def test_aliases_and_optional_fields_reach_the_tool_as_through_invoke() -> None:
@@ -369,7 +369,7 @@ def test_pydantic_v1_and_json_schema_tools_run_the_same() -> None:
     script = [call("v1search", key="a"), call("v1search", key="b", limit="7"), finish("done")]
     plain, traced, _ = both(lambda: ScriptedChatModel(script), tools)
     same(plain, traced)
-    assert seen[:2] == seen[2:]
+    assert seen[:2] == seen[2:] and len(seen) == 4
 
 
 class Hostile:
