@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import ensure_config
-from langchain_core.tools import InjectedToolArg, StructuredTool, ToolException
+from langchain_core.tools import InjectedToolArg, InjectedToolCallId, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
 
 from react_agent import PromptSet, ReactAgent, ReflectionAgent
@@ -1265,3 +1265,14 @@ def test_aliased_arguments_reach_the_tool_as_through_invoke(serialize_by_alias: 
     for args in ({"k": "a"}, {"key": "b", "n": "4"}, {"k": "c", "size": 5}):
         for runner in (run_sync, run_async):
             assert outcome(runner, args, quiet_config()) == outcome(runner, args, loud_config()), (args, runner)
+
+
+def test_a_tool_with_an_injected_tool_call_id_fails_the_same_on_both_paths() -> None:
+    def traced_call(key: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Wants the id of its tool call."""
+        return f"{key} {tool_call_id}"
+
+    script = [call("traced_call", key="a"), finish("done")]
+    for runner in (both, aboth):
+        plain, traced, _ = runner(lambda: ScriptedChatModel(script), [StructuredTool.from_function(traced_call)])
+        same(plain, traced)
