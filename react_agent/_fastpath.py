@@ -46,9 +46,12 @@ it opened for the tracers).
 from __future__ import annotations
 
 import inspect
+import itertools
+import secrets
 from contextvars import Context, copy_context
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
+from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, BaseCallbackManager, CallbackManagerForLLMRun
 from langchain_core.globals import get_debug, get_llm_cache
@@ -149,8 +152,19 @@ def _call_kwargs(llm: BaseChatModel, kwargs: dict[str, Any], *, asynchronous: bo
     method = type(llm)._agenerate if asynchronous else type(llm)._generate
     if _takes_run_manager(method):
         manager = AsyncCallbackManagerForLLMRun if asynchronous else CallbackManagerForLLMRun
-        out["run_manager"] = manager.get_noop_manager()
+        out["run_manager"] = manager(run_id=_run_id(), handlers=[], inheritable_handlers=[], tags=[],
+                                     inheritable_tags=[], metadata={}, inheritable_metadata={})  # get_noop_manager
     return out
+
+
+_RUN_ID_BASE = secrets.randbits(128) & ~((1 << 64) - 1)  # this process's random high half
+_RUN_IDS = itertools.count()
+
+
+def _run_id() -> UUID:
+    """A run id unique in this process and, by its random high half, across processes: what
+    ``get_noop_manager`` draws from ``uuid7`` at about three times the cost, for a run nobody traces."""
+    return UUID(int=_RUN_ID_BASE | next(_RUN_IDS))
 
 
 def _reply(result: Any) -> Any:
