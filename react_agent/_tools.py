@@ -167,10 +167,27 @@ def _json_schema(tool: BaseTool) -> dict[str, Any]:
     if not (isinstance(full, type) and issubclass(full, BaseModel)):
         return call_schema
     schema = full.model_json_schema()
+    names = {alias: name for name, alias in aliases(tool).items()}  # the full schema's keys are the aliases
     visible = set(call_schema.get("properties", {}))
-    schema["properties"] = {k: v for k, v in schema.get("properties", {}).items() if k in visible}
-    schema["required"] = [k for k in schema.get("required", []) if k in visible]
+    schema["properties"] = {names.get(k, k): v for k, v in schema.get("properties", {}).items()
+                            if names.get(k, k) in visible}
+    schema["required"] = [names.get(k, k) for k in schema.get("required", []) if names.get(k, k) in visible]
     return schema
+
+
+def aliases(tool: BaseTool) -> dict[str, str]:
+    """``{field name: alias}`` of the aliased fields of a tool's pydantic (v2) args schema: the model writes
+    the field names (``tool_call_schema``'s), ``invoke`` validates by alias, so the registry's
+    :meth:`ToolRegistry.check` hands the tool its arguments under the aliases."""
+    full = tool.args_schema
+    if not (isinstance(full, type) and issubclass(full, BaseModel)):
+        return {}
+    found = {}
+    for name, info in full.model_fields.items():
+        alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+        if alias and alias != name:
+            found[name] = alias
+    return found
 
 
 _SCHEMAS: dict[int, tuple[weakref.ref[BaseTool], tuple[Any, ...], dict[str, Any]]] = {}
@@ -290,6 +307,7 @@ class ToolRegistry:
             self.tools[tool.name] = tool
         self.schemas = {name: _cached_schema(t) for name, t in self.tools.items()}
         self.models = {name: t.tool_call_schema for name, t in self.tools.items()}
+        self.aliases = {name: found for name, t in self.tools.items() if (found := aliases(t))}
         self.specs = [tool_spec(t, self.schemas[name]) for name, t in self.tools.items()]
 
     @property
@@ -308,9 +326,11 @@ class ToolRegistry:
         if tool is None:
             return Rejection("unknown_tool")
         try:
-            return tool, self.validate(name, action_input)
+            args = self.validate(name, action_input)
         except ValueError as exc:
             return Rejection("invalid_arguments", {"error": str(exc), "arguments": self.arguments_text(name)})
+        renamed = self.aliases.get(name)
+        return tool, args if renamed is None else {renamed.get(k, k): v for k, v in args.items()}
 
     def requires_approval(self, name: str) -> bool:
         """Whether the tool is marked ``metadata={"requires_approval": True}``."""
@@ -328,6 +348,10 @@ class ToolRegistry:
                 action_input = {next(iter(props)): action_input}
             else:
                 raise ValueError(f"expected a JSON object of arguments, got the string {action_input!r}")
+        renamed = self.aliases.get(name)
+        if renamed is not None:  # an alias written for its field's name counts as that name
+            by_alias = {alias: field for field, alias in renamed.items() if field not in action_input}
+            action_input = {by_alias.get(k, k): v for k, v in action_input.items()}
         problems = []
         extra = action_input.keys() - props.keys()
         if extra:

@@ -540,3 +540,33 @@ def test_every_accepted_name_is_read_back_unchanged_by_the_parser(name: str) -> 
 def test_registry_keeps_the_users_tool_objects() -> None:
     made = StructuredTool.from_function(add_returning_coroutine)
     assert ToolRegistry([made]).tools["add_returning_coroutine"] is made
+
+
+def test_an_aliased_argument_is_shown_by_its_name_and_reaches_the_tool_under_its_alias() -> None:
+    """tool_call_schema names the field, invoke validates by alias: the prompt shows the name, the model may
+    write either, the tool gets the value (``from`` is the usual case: a Python keyword)."""
+    import json
+
+    from langchain_core.tools import StructuredTool
+    from pydantic import BaseModel, Field
+
+    from react_agent import ReactAgent
+    from react_agent.testing import ScriptedChatModel
+
+    class Args(BaseModel):
+        sender: str = Field(alias="from", description="who sends it")
+        body: str
+
+    def send(**kwargs: str) -> str:
+        return f"sent {kwargs}"
+
+    tool = StructuredTool.from_function(send, name="send", description="Send a note.", args_schema=Args)
+    replies = [json.dumps({"thought": "t", "action": "send", "action_input": given})
+               for given in ({"sender": "ann", "body": "hi"}, {"from": "bob", "body": "yo"}, {"body": "no sender"})]
+    llm = ScriptedChatModel([*replies, json.dumps({"thought": "t", "action": "FINISH", "action_input": "ok"})])
+    agent = ReactAgent(llm, [tool], prompts="en")
+    assert "sender" in agent.tools_text and '"from"' not in agent.tools_text
+    result = agent.run("send notes")  # the function gets model_dump()'s field names, as with invoke
+    assert [s.observation for s in result.steps[:2]] == ["sent {'sender': 'ann', 'body': 'hi'}",
+                                                         "sent {'sender': 'bob', 'body': 'yo'}"]
+    assert result.steps[2].is_error and "sender" in result.steps[2].observation
