@@ -13,7 +13,9 @@ Three of them, all generic (derived from the tools' JSON schemas and the prompt 
 * **Grounding** (:func:`grounding_source`, :func:`ungrounded`, :func:`grounded_schema`): a string argument
   whose value appears nowhere in the task (or in the observations of the history) is suspect; the
   arguments are then decoded again with each suspect field restricted to the spans of the task text (an
-  ``enum`` of its word sequences), filtered by the field's pattern. Lists are checked item by item.
+  ``enum`` of its word sequences), filtered by the field's pattern. Lists are checked item by item; with
+  ``numbers`` a number argument the task does not write is suspect too (decoded again among the task's
+  numbers). The other value corrections are in :mod:`react_agent._values`.
 * **Optional enums** (:func:`filled_enums`): an optional argument left out whose allowed values the task
   names word for word is set to them.
 * **Tool relevance** (:func:`content_stems`, :func:`tool_descriptions`, :func:`relevant_tools`): the tools
