@@ -170,6 +170,8 @@ async def acall_in_thread(fn: Callable[[], T], seconds: float | None, *, name: s
     waiter: asyncio.Future[T] = loop.create_future()
     future = in_daemon_thread(fn, name=name)
     future.add_done_callback(lambda f: _deliver(loop, waiter, f))
+    if seconds is None:  # no limit: wait for the result itself (a cancelled run cancels the waiter with it)
+        return await waiter
     try:
         done, _ = await asyncio.wait({waiter}, timeout=seconds)
     except BaseException:

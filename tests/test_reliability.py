@@ -268,3 +268,30 @@ def test_guarantees_page_names_only_existing_tests() -> None:
     assert missing == []
     sections = re.split(r"\n## ", page)[1:]
     assert sections and all("::test_" in s for s in sections)
+
+
+def test_cancelling_an_arun_while_a_sync_tool_runs_without_timeout_returns_at_once() -> None:
+    """Under ``arun`` a sync tool runs in a daemon thread; with no timeout the run awaits its result directly,
+    and cancelling the run cancels that wait at once (the thread is abandoned, its late result dropped)."""
+    release = threading.Event()
+
+    @tool
+    def slow(text: str) -> str:
+        """Wait until released."""
+        release.wait(5)
+        return text
+
+    async def main() -> float:
+        agent = ReactAgent(ScriptedChatModel([call("slow", text="x"), finish("done")]), [slow], prompts="en")
+        task = asyncio.ensure_future(agent.arun("task"))
+        await asyncio.sleep(0.2)
+        started = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - started
+
+    try:
+        assert asyncio.run(main()) < 0.5
+    finally:
+        release.set()
