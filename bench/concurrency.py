@@ -69,7 +69,7 @@ async def langchain_runs(n: int) -> float:
     return seconds
 
 
-def run(*, sizes: tuple[int, ...] = (300, 500), repeats: int = 3) -> dict[str, Any]:
+def run(*, sizes: tuple[int, ...] = (300, 500), repeats: int = 5) -> dict[str, Any]:
     _common.require("langchain_classic", "langchain-classic")
     out: dict[str, Any] = {"latency_s": LATENCY, "calls_per_run": CALLS, "sizes": {}}
     for n in sizes:
@@ -99,7 +99,7 @@ def markdown(data: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.concurrency", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[300, 500])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     _common.add_common_args(parser)
     args = parser.parse_args(argv)
     results = run(sizes=tuple(args.sizes), repeats=args.repeats)
