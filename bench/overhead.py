@@ -486,6 +486,10 @@ def markdown(data: dict[str, Any]) -> str:
         "the process's, all threads: LangChain's `RunnablePassthrough.assign` formats the scratchpad in a "
         "thread pool it creates on every step, work that a per-thread clock would miss.",
         "",
+        "The CPU and wall times per step come from one pass in which the five configurations run in turn, "
+        "each right after the others (LangChain's included, whose runs leave a large heap and cold caches "
+        "behind); the own overhead and the model and tool times from a separate pass of each agent alone, "
+        "which is why the first column is more than their sum. "
         "*Own overhead* is the run's CPU time minus the time inside the model and the tool, divided by the "
         "model steps. Each repeat runs twice: plain, for the CPU time, and metered, for the model's and the "
         "tool's time (less the meter's clock bias per call, calibrated on a function that does nothing), so the "

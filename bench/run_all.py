@@ -153,7 +153,10 @@ def headline(results: dict[str, dict[str, Any]]) -> list[str]:
         final = next((v for v in results["bfcl"].get("ablation") or [] if v.get("variant") == "final"), None)
         if final is not None:
             per = [f"{c} {s['correct']}/{s['n']} ({100 * s['accuracy']:.0f} %)" for c, s in final["categories"].items()]
-            out.append("- BFCL with today's local-model defaults (react_agent protocol): " + ", ".join(per)
+            held = next((v for v in results["bfcl"].get("ablation") or [] if v.get("variant") == "heldout-final"), None)
+            unseen = "" if held is None else "; on a held-out slice the techniques were not developed on: " + ", ".join(
+                f"{c} {s['correct']}/{s['n']} ({100 * s['accuracy']:.0f} %)" for c, s in held["categories"].items())
+            out.append("- BFCL with today's local-model defaults (react_agent protocol): " + ", ".join(per) + unseen
                        + " (targets: simple_python >= 60 %, multiple >= 40 %, irrelevance >= 50 %).")
     if "parsers" in results:
         r = results["parsers"]["results"]
