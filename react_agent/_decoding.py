@@ -44,6 +44,7 @@ __all__ = [
     "grounding_source",
     "is_grounded",
     "relevant_tools",
+    "schema_types",
     "should_abstain",
     "spans",
     "task_text",
@@ -244,7 +245,7 @@ def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str, *, number
 
 def _plain_number(schema: Mapping[str, Any]) -> bool:
     """An integer or number argument without ``enum``/``const`` (and not also a string)."""
-    kinds = _types(schema)
+    kinds = schema_types(schema)
     return bool(kinds & {"integer", "number"}) and "string" not in kinds and "enum" not in schema \
         and "const" not in schema
 
@@ -281,7 +282,7 @@ def _invented_items(value: list[Any], schema: Mapping[str, Any], source: str, nu
     if all(isinstance(v, str) for v in value) and _free_string(items):
         return not all(is_grounded(v, source, exact="pattern" in _string_branch(items)) for v in value)
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) \
-            and _types(items) & {"integer", "number"}:
+            and schema_types(items) & {"integer", "number"}:
         return not all(float(v) in numbers for v in value)
     return None
 
@@ -299,9 +300,10 @@ def _numbers(text: str) -> set[float]:
     return out
 
 
-def _types(schema: Mapping[str, Any]) -> set[str]:
+def schema_types(schema: Mapping[str, Any]) -> set[str]:
+    """The JSON types a schema allows (through ``anyOf`` too); empty when it names none."""
     if isinstance(schema.get("anyOf"), list):
-        return {t for s in schema["anyOf"] if isinstance(s, Mapping) for t in _types(s)}
+        return {t for s in schema["anyOf"] if isinstance(s, Mapping) for t in schema_types(s)}
     kind = schema.get("type")
     return {kind} if isinstance(kind, str) else set()
 
@@ -327,7 +329,7 @@ def unsupported(args: Any, args_schema: Mapping[str, Any], source: str, *,
         if isinstance(value, str) and _free_string(sub):
             checked += 1
             invented += not is_grounded(value, source)
-        elif isinstance(value, (int, float)) and _types(sub) & {"integer", "number"}:
+        elif isinstance(value, (int, float)) and schema_types(sub) & {"integer", "number"}:
             checked += 1
             invented += float(value) not in numbers
         elif isinstance(value, list):
@@ -407,7 +409,7 @@ def grounded_schema(args_schema: Mapping[str, Any], fields: Sequence[str], text:
 def _fitting(schema: Mapping[str, Any], candidates: list[str], text: str) -> list[Any]:
     """The values of ``text`` a field with ``schema`` may take: spans for a string (its pattern and
     ``maxLength`` obeyed), the numbers written in ``text`` for a number (whole ones for an integer)."""
-    kinds = _types(schema)
+    kinds = schema_types(schema)
     if "string" not in kinds and kinds & {"integer", "number"}:
         found = sorted(_numbers(text))
         if "number" not in kinds:

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from react_agent._decoding import content_stems, is_grounded, spans
+from react_agent._decoding import content_stems, is_grounded, schema_types, spans
 
 __all__ = [
     "VALUE_TECHNIQUES",
@@ -100,15 +100,8 @@ def task_numbers(source: str, *, percent: bool = False) -> set[float]:
     return out
 
 
-def _types(schema: Mapping[str, Any]) -> set[str]:
-    if isinstance(schema.get("anyOf"), list):
-        return {t for s in schema["anyOf"] if isinstance(s, Mapping) for t in _types(s)}
-    kind = schema.get("type")
-    return {kind} if isinstance(kind, str) else set()
-
-
 def _numeric(schema: Mapping[str, Any]) -> bool:
-    kinds = _types(schema)
+    kinds = schema_types(schema)
     return bool(kinds & {"integer", "number"}) and "string" not in kinds and "enum" not in schema \
         and "const" not in schema
 
@@ -127,7 +120,7 @@ def _covers(name_stems: set[str], words: Sequence[str]) -> bool:
 
 
 def _fits(value: float, schema: Mapping[str, Any]) -> bool:
-    return "number" in _types(schema) or float(value).is_integer()
+    return "number" in schema_types(schema) or float(value).is_integer()
 
 
 def _as_json_number(value: float, schema: Mapping[str, Any]) -> int | float:
@@ -185,7 +178,8 @@ def percent_rates(args: Any, args_schema: Mapping[str, Any], source: str) -> dic
     changed: dict[str, Any] = {}
     for name, value in args.items():
         sub = props.get(name)
-        if not isinstance(sub, Mapping) or not _numeric(sub) or "number" not in _types(sub) or not _is_number(value):
+        if (not isinstance(sub, Mapping) or not _numeric(sub) or "number" not in schema_types(sub)
+                or not _is_number(value)):
             continue
         words = f"{name} {sub.get('description', '')}"
         if not _RATE_NAME.search(words) or _PERCENT_NAME.search(words) or float(value) not in percents:
@@ -213,7 +207,7 @@ def _occurrences(value: Any, source: str) -> int:
 def _scalar_kind(schema: Mapping[str, Any]) -> str | None:
     if "enum" in schema or "const" in schema:
         return None
-    kinds = _types(schema)
+    kinds = schema_types(schema)
     if "string" in kinds:
         return "string"
     if kinds & {"integer", "number"}:
@@ -353,9 +347,9 @@ def bounded_lists(schema: Any, source: str) -> Any:
             items = out["items"]
             if isinstance(items.get("enum"), list):
                 out["maxItems"] = len(items["enum"])
-            elif _types(items) & {"integer", "number"} and "string" not in _types(items):
+            elif schema_types(items) & {"integer", "number"} and "string" not in schema_types(items):
                 out["maxItems"] = max(numbers, 1)
-            elif _types(items) == {"string"}:
+            elif schema_types(items) == {"string"}:
                 out["maxItems"] = separators
             if isinstance(out.get("minItems"), int) and out.get("maxItems", out["minItems"]) < out["minItems"]:
                 out["maxItems"] = out["minItems"]
