@@ -14,9 +14,10 @@ import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from langchain_core.callbacks import AsyncCallbackManager, CallbackManager
+from langchain_core.callbacks import AsyncCallbackManager, AsyncCallbackManagerForChainRun, CallbackManager
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config, patch_config
+from langchain_core.utils.uuid import uuid7
 
 from react_agent._driver import (
     Failure,
@@ -250,8 +251,9 @@ async def astream_run(agent: BaseAgent, input: Any, config: RunnableConfig | Non
     journal.defer()
     manager = AsyncCallbackManager.configure(config.get("callbacks"), None, inheritable_tags=config.get("tags"),
                                              inheritable_metadata=config.get("metadata"))
-    run = await manager.on_chain_start({"name": agent.name}, {"task": state.task}, run_id=config.get("run_id"),
-                                       name=config.get("run_name") or agent.name)
+    run = (await manager.on_chain_start({"name": agent.name}, {"task": state.task}, run_id=config.get("run_id"),
+                                        name=config.get("run_name") or agent.name)
+           if manager.handlers else _silent_run(manager, config.get("run_id")))
     child = patch_config(config, callbacks=run.get_child())
     layer, reply = drive(agent, state), None
     try:
@@ -272,7 +274,19 @@ async def astream_run(agent: BaseAgent, input: Any, config: RunnableConfig | Non
         if journal.outbox:
             await acall_in_thread(journal.flush, None, name="journal")
     except Exception as exc:
-        await run.on_chain_error(exc)
+        if run.handlers:
+            await run.on_chain_error(exc)
         raise failed(agent, state, exc) from masked_cause(exc, state)
-    await run.on_chain_end(end_payload(result))
+    if run.handlers:
+        await run.on_chain_end(end_payload(result))
     yield result
+
+
+def _silent_run(manager: AsyncCallbackManager, run_id: Any) -> AsyncCallbackManagerForChainRun:
+    """What ``await manager.on_chain_start(...)`` returns when the manager has no handler, without its event
+    dispatch (an ``asyncio.gather`` of nothing per run and per end): the same run id, tags and metadata for
+    the run's children."""
+    return AsyncCallbackManagerForChainRun(
+        run_id=run_id or uuid7(), handlers=manager.handlers, inheritable_handlers=manager.inheritable_handlers,
+        parent_run_id=manager.parent_run_id, tags=manager.tags, inheritable_tags=manager.inheritable_tags,
+        metadata=manager.metadata, inheritable_metadata=manager.inheritable_metadata)
