@@ -37,6 +37,7 @@ __all__ = [
     "URL_PATTERN",
     "action_schema",
     "branches",
+    "call_properties",
     "content_stems",
     "filled_enums",
     "format_pattern",
@@ -44,6 +45,7 @@ __all__ = [
     "grounding_source",
     "is_grounded",
     "relevant_tools",
+    "required_fields",
     "schema_types",
     "should_abstain",
     "spans",
@@ -221,10 +223,8 @@ def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str, *, number
     properties whose schema is a plain string (no ``enum``/``const``) or an array of such strings or of
     numbers are checked, and only non-empty values; numbers, booleans and objects are left alone.
     """
-    if not isinstance(args, Mapping):
-        return []
-    props = args_schema.get("properties")
-    if not isinstance(props, Mapping):
+    props = call_properties(args, args_schema)
+    if props is None:
         return []
     bad = []
     written = _numbers(source)
@@ -298,6 +298,19 @@ def _numbers(text: str) -> set[float]:
         except ValueError:
             continue
     return out
+
+
+def call_properties(args: Any, args_schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``properties`` of a tool's argument schema, when ``args`` is a call's mapping of arguments and the
+    schema has properties; ``None`` when there is nothing to check or fix."""
+    props = args_schema.get("properties")
+    return props if isinstance(args, Mapping) and isinstance(props, Mapping) else None
+
+
+def required_fields(args_schema: Mapping[str, Any]) -> set[Any]:
+    """The names a schema's ``required`` lists (none when it is not a list)."""
+    required = args_schema.get("required")
+    return set(required) if isinstance(required, list) else set()
 
 
 def schema_types(schema: Mapping[str, Any]) -> set[str]:
@@ -509,13 +522,10 @@ def filled_enums(args: Any, args_schema: Mapping[str, Any], source: str) -> dict
     values of at least :data:`MIN_ENUM_WORD` characters; the first named value for a single one). ``None``
     when nothing is added. A small model leaves optional arguments out (it copies worked examples that show
     only the required ones) even when the task says which value it wants ("a vegan menu")."""
-    if not isinstance(args, Mapping):
+    props = call_properties(args, args_schema)
+    if props is None:
         return None
-    props = args_schema.get("properties")
-    if not isinstance(props, Mapping):
-        return None
-    required = args_schema.get("required")
-    required_names = set(required) if isinstance(required, list) else set()
+    required_names = required_fields(args_schema)
     added: dict[str, Any] = {}
     for name, sub in props.items():
         if name in args or name in required_names or not isinstance(sub, Mapping):

@@ -26,7 +26,14 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from react_agent._decoding import content_stems, is_grounded, schema_types, spans
+from react_agent._decoding import (
+    call_properties,
+    content_stems,
+    is_grounded,
+    required_fields,
+    schema_types,
+    spans,
+)
 
 __all__ = [
     "VALUE_TECHNIQUES",
@@ -138,13 +145,10 @@ def anchored_numbers(args: Any, args_schema: Mapping[str, Any], source: str) -> 
     integer), and the argument must be in the call or required; a number next to the names of two
     arguments ("base and height as 6 and 10") is next to neither.
     """
-    if not isinstance(args, Mapping):
+    props = call_properties(args, args_schema)
+    if props is None:
         return None
-    props = args_schema.get("properties")
-    if not isinstance(props, Mapping):
-        return None
-    listed = args_schema.get("required")
-    required: list[Any] = listed if isinstance(listed, list) else []
+    required = required_fields(args_schema)
     names = [n for n, sub in props.items() if isinstance(sub, Mapping) and _numeric(sub)
              and (n in required or (n in args and _is_number(args[n])))]
     stems = {n: content_stems(n) for n in names}
@@ -169,10 +173,8 @@ def percent_rates(args: Any, args_schema: Mapping[str, Any], source: str) -> dic
     """``args`` with each non-integer number argument named as a rate, ratio, fraction, proportion,
     probability or share (its name or ``description``; not one that says percent) whose value the task writes
     as a percentage ("3%", "3 percent") set to the fraction (0.03); ``None`` when nothing changes."""
-    if not isinstance(args, Mapping):
-        return None
-    props = args_schema.get("properties")
-    if not isinstance(props, Mapping):
+    props = call_properties(args, args_schema)
+    if props is None:
         return None
     percents = {value for value, is_percent, _, _ in number_mentions(source) if is_percent}
     changed: dict[str, Any] = {}
@@ -218,10 +220,8 @@ def _scalar_kind(schema: Mapping[str, Any]) -> str | None:
 def shared_values(args: Any, args_schema: Mapping[str, Any], source: str) -> list[tuple[str, str]]:
     """Pairs ``(first, second)`` of free-text or number arguments (in the schema's order) that have the same
     value although the task writes that value only once: one of the two is wrong."""
-    if not isinstance(args, Mapping):
-        return []
-    props = args_schema.get("properties")
-    if not isinstance(props, Mapping):
+    props = call_properties(args, args_schema)
+    if props is None:
         return []
     names = [n for n in props if n in args and isinstance(props[n], Mapping) and _scalar_kind(props[n])
              and ((isinstance(args[n], str) and args[n].strip()) or _is_number(args[n]))]
@@ -306,10 +306,8 @@ def named_enums(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[
     """``args`` with each ``enum`` argument of the call set from the values the task names: a list of an
     ``enum`` becomes the named values, in the order the task names them; a single value the task does not
     name becomes the one value it names (when it names exactly one). ``None`` when nothing changes."""
-    if not isinstance(args, Mapping):
-        return None
-    props = args_schema.get("properties")
-    if not isinstance(props, Mapping):
+    props = call_properties(args, args_schema)
+    if props is None:
         return None
     changed: dict[str, Any] = {}
     for name, value in args.items():
@@ -383,12 +381,10 @@ def omitted_unmentioned(args: Any, args_schema: Mapping[str, Any], source: str) 
     a list with such an item. Booleans and objects stay (a task rarely writes them). ``None`` when nothing
     changes. An optional argument left out takes the tool's default; one filled with an invented value is
     wrong."""
-    if not isinstance(args, Mapping):
+    props = call_properties(args, args_schema)
+    if props is None:
         return None
-    props = args_schema.get("properties")
-    if not isinstance(props, Mapping):
-        return None
-    required = set(args_schema.get("required") or [])
+    required = required_fields(args_schema)
     numbers = task_numbers(source, percent=True)
 
     def mentioned(value: Any, schema: Mapping[str, Any]) -> bool:
@@ -430,7 +426,7 @@ def corrected(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: s
         if name in values:
             out = fix(out, args_schema, source) or out
     if "distinct_values" in values:
-        required = set(args_schema.get("required") or [])
+        required = required_fields(args_schema)
         for first, second in shared_values(out, args_schema, source):
             if first not in out or second not in out:
                 continue

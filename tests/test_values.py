@@ -205,6 +205,8 @@ def test_optional_arguments_the_task_never_mentions_are_left_out() -> None:
     args = {"temp": 298, "volume": 10, "gas": ":{", "year": 2023, "detail": True, "period": "Yearly"}
     assert omitted_unmentioned(args, schema, task) == {"temp": 298, "volume": 10, "detail": True}
     assert omitted_unmentioned({"temp": 1, "volume": 10, "gas": "air"}, schema, task) is None  # required stay
+    # a schema whose "required" is not a list (a hand-written MCP schema) counts as requiring nothing
+    assert omitted_unmentioned({"temp": 298, "year": 2023}, {**schema, "required": 5}, task) == {"temp": 298}
 
 
 # --------------------------------------------------------------------------- in the staged answer
