@@ -44,11 +44,13 @@ __all__ = [
     "grounded_schema",
     "grounding_source",
     "is_grounded",
+    "named_tools",
     "relevant_tools",
     "required_fields",
     "schema_types",
     "should_abstain",
     "spans",
+    "spelled_numbers",
     "task_text",
     "tool_descriptions",
     "ungrounded",
@@ -289,9 +291,45 @@ def _invented_items(value: list[Any], schema: Mapping[str, Any], source: str, nu
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
 
+_UNITS_TEXT = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen " \
+    "sixteen seventeen eighteen nineteen"
+_UNITS_EN = _UNITS_TEXT.split()
+_TENS_EN = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+            "ninety": 90}
+_RU = {1: "один одна одно одну одного одной", 2: "два две двух двум двумя", 3: "три трех трёх трем трём тремя",
+       4: "четыре четырех четырёх четырем четырём", 5: "пять пяти", 6: "шесть шести", 7: "семь семи",
+       8: "восемь восьми", 9: "девять девяти", 10: "десять десяти", 12: "двенадцать двенадцати",
+       20: "двадцать двадцати", 30: "тридцать тридцати", 100: "сто ста", 1000: "тысяча тысячу тысячи"}
+NUMBER_WORDS: dict[str, int] = {
+    **{word: value for value, word in enumerate(_UNITS_EN)}, **_TENS_EN,
+    "hundred": 100, "thousand": 1000, "twice": 2, "thrice": 3, "dozen": 12, "single": 1, "double": 2,
+    "triple": 3, "дважды": 2, "трижды": 3, "дюжина": 12, "дюжину": 12,
+    **{word: value for value, words in _RU.items() for word in words.split()},
+}
+"""Numbers a task spells out (English and Russian, lower case): units, tens, "hundred", "twice", "dozen",
+"double" ...; a hyphenated ``twenty-five`` is 25 (:func:`spelled_numbers`)."""
+_SPELLED = re.compile(r"(?<![\w-])(" + "|".join(sorted(_TENS_EN, key=len, reverse=True)) + r")-("
+                      + "|".join(_UNITS_EN[1:10]) + r")(?![\w-])|(?<![\w-])([^\W\d_]+)(?![\w-])",
+                      re.IGNORECASE)
+
+
+def spelled_numbers(text: str) -> list[tuple[int, int, int]]:
+    """The numbers ``text`` spells out as words (:data:`NUMBER_WORDS`): ``(value, start, end)`` in order. A
+    word glued to another by a hyphen (``six-sided``) is part of a name, not a number, unless the two make
+    one number (``twenty-five``)."""
+    out = []
+    for found in _SPELLED.finditer(text):
+        if found.group(1):
+            out.append((_TENS_EN[found.group(1).casefold()] + NUMBER_WORDS[found.group(2).casefold()],
+                        found.start(), found.end()))
+        elif (value := NUMBER_WORDS.get(found.group(3).casefold())) is not None:
+            out.append((value, found.start(), found.end()))
+    return out
+
 
 def _numbers(text: str) -> set[float]:
-    out: set[float] = set()
+    """The numbers written in ``text``: in digits ("1,000", "-2.5") or spelled out (:func:`spelled_numbers`)."""
+    out: set[float] = {float(value) for value, _, _ in spelled_numbers(text)}
     for token in _NUMBER.findall(text):
         try:
             out.add(float(token.replace(",", "")))
@@ -503,6 +541,22 @@ def relevant_tools(descriptions: Mapping[str, str], source: str) -> list[str] | 
     scores = {name: len(stems & task) for name, stems in tools.items()}
     best = max(scores.values())
     return [name for name, score in scores.items() if score == best] if best > 0 else []
+
+
+COMMIT_WORDS = 2
+"""Content words of a tool's name (:func:`content_stems`) a task must write for :func:`named_tools` to count
+the tool as asked for."""
+
+
+def named_tools(names: Sequence[str], source: str, *, words: int = COMMIT_WORDS) -> list[str]:
+    """The tools of ``names`` that ``source`` (the task and history) asks for by name: at least ``words``
+    content words of the tool's name occur in it ("book a single room" names ``book_room``; "roll a die"
+    does not name ``probability.dice_roll``). ``[]`` once any of ``names`` occurs in ``source`` as it is
+    written: a history that shows a call (``you called book_room(...)``) is past the opening turn."""
+    if any(re.search(r"(?<![\w.])" + re.escape(name) + r"(?![\w])", source) for name in names):
+        return []
+    task = content_stems(source)
+    return [name for name in names if len(content_stems(name) & task) >= words]
 
 
 # ------------------------------------------------------------------------------------------ optional enums

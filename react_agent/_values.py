@@ -16,7 +16,11 @@ tool's JSON schema alone (never from tool names), so it works for any tool set:
 * :func:`named_enums`: an ``enum`` argument (or list of one) takes the allowed values the task names;
 * :func:`bounded_lists` / :func:`deduped_lists`: lists get a ``maxItems`` in the grammar and lose the items
   they repeat when the task does not;
-* :func:`omitted_unmentioned`: an optional argument whose value the task never mentions is left out.
+* :func:`omitted_unmentioned`: an optional argument whose value the task never mentions is left out;
+* :func:`implied_options`: an optional argument the call left out but the task asks for in words is added
+  (a flag whose name the task writes, a value its description quotes and the task names).
+
+Numbers are read in digits and spelled out ("six", "twice", "две"): :func:`react_agent._decoding.spelled_numbers`.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from react_agent._decoding import (
     required_fields,
     schema_types,
     spans,
+    spelled_numbers,
 )
 
 __all__ = [
@@ -42,6 +47,7 @@ __all__ = [
     "corrected",
     "deduped_lists",
     "distinct_schema",
+    "implied_options",
     "named_enums",
     "number_mentions",
     "omitted_unmentioned",
@@ -52,7 +58,7 @@ __all__ = [
 ]
 
 VALUE_TECHNIQUES = ("ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
-                    "bounded_lists", "omit_unmentioned")
+                    "bounded_lists", "omit_unmentioned", "implied_options")
 """The argument-value techniques (``LocalChatModel`` options of the same names); ``ground_numbers`` is part of
 grounding's second decoding (``react_agent._decoding.ungrounded``), the others are applied by :func:`corrected`."""
 
@@ -71,26 +77,44 @@ def _number(text: str) -> float | None:
         return None
 
 
-def number_mentions(source: str) -> list[tuple[float, bool, list[str], list[str]]]:
-    """Each number written in ``source``: ``(value, written as a percentage, the words before it, the words
-    after it)``; the words before go back at most :data:`ANCHOR_WINDOW` words and never past the previous
-    number, the words after are the next two words before the next number (all lower case)."""
-    tokens = [(m.group(), m.end()) for m in _TOKEN.finditer(source)]
-    out = []
-    for i, (text, end) in enumerate(tokens):
-        if not (text[0].isdigit() or text[0] in "+-"):
+def _tokens(source: str) -> list[tuple[str, int, float | None]]:
+    """The words and numbers of ``source`` in order: ``(text, end, value)``, ``value`` ``None`` for a word; a
+    spelled-out number (:func:`react_agent._decoding.spelled_numbers`) is one number token."""
+    spelled = {start: (value, end) for value, start, end in spelled_numbers(source)}
+    out: list[tuple[str, int, float | None]] = []
+    skip_to = -1
+    for m in _TOKEN.finditer(source):
+        if m.start() < skip_to:
             continue
-        value = _number(text)
+        if m.start() in spelled:
+            value, skip_to = spelled[m.start()]
+            out.append((source[m.start():skip_to], skip_to, float(value)))
+        elif m.group()[0].isdigit() or m.group()[0] in "+-":
+            if (number := _number(m.group())) is not None:
+                out.append((m.group(), m.end(), number))
+        else:
+            out.append((m.group(), m.end(), None))
+    return out
+
+
+def number_mentions(source: str) -> list[tuple[float, bool, list[str], list[str]]]:
+    """Each number written in ``source`` (in digits or spelled out: "six", "twice"): ``(value, written as a
+    percentage, the words before it, the words after it)``; the words before go back at most
+    :data:`ANCHOR_WINDOW` words and never past the previous number, the words after are the next two words
+    before the next number (all lower case)."""
+    tokens = _tokens(source)
+    out = []
+    for i, (_, end, value) in enumerate(tokens):
         if value is None:
             continue
         before: list[str] = []
-        for word, _ in reversed(tokens[max(0, i - ANCHOR_WINDOW):i]):
-            if word[0].isdigit() or word[0] in "+-":
+        for word, _, number in reversed(tokens[max(0, i - ANCHOR_WINDOW):i]):
+            if number is not None:
                 break
             before.insert(0, word.casefold())
         after: list[str] = []
-        for word, _ in tokens[i + 1:i + 3]:
-            if word[0].isdigit() or word[0] in "+-":
+        for word, _, number in tokens[i + 1:i + 3]:
+            if number is not None:
                 break
             after.append(word.casefold())
         out.append((value, bool(_PERCENT_AFTER.match(source, end)), before, after))
@@ -407,9 +431,73 @@ def omitted_unmentioned(args: Any, args_schema: Mapping[str, Any], source: str) 
     return {k: v for k, v in args.items() if k not in dropped} if dropped else None
 
 
+_NEGATION_TEXT = "no not without exclude excluding except never нет не без кроме"
+_NEGATIONS = frozenset(_NEGATION_TEXT.split())
+_QUOTED = re.compile(r"(?<!\w)['‘\"“«]([^'’\"”»\n]{3,40})['’\"”»](?!\w)")
+NEGATION_WINDOW = 3
+"""Words before a flag's name in which a negation ("without details") keeps :func:`implied_options` off it."""
+
+
+_FLAG_VERB_TEXT = "is has have with include includes show return get use enable enabled should do want need flag only"
+_FLAG_VERBS = frozenset(_FLAG_VERB_TEXT.split())
+
+
+def _stem(word: str) -> str:
+    word = word.casefold()
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:5]
+
+
+def _flag_named(name: str, source: str) -> bool:
+    """Whether ``source`` writes every word of the argument name ``name`` (snake_case or camelCase split;
+    stems; without the verbs of a flag such as ``include`` or ``is``), none of them within
+    :data:`NEGATION_WINDOW` words after a negation."""
+    wanted = {_stem(w) for w in re.findall(r"[^\W_]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name))
+              if w.casefold() not in _FLAG_VERBS and len(w) > 2 and not w.isdigit()}
+    if not wanted:
+        return False
+    words = [w.casefold() for w in re.findall(r"[^\W\d_]+(?:'t)?", source)]
+    found: set[str] = set()
+    for i, word in enumerate(words):
+        hits = {s for s in wanted if _stems_match(s, _stem(word))}
+        if not hits:
+            continue
+        if any(w in _NEGATIONS or w.endswith("n't") for w in words[max(0, i - NEGATION_WINDOW):i]):
+            return False
+        found |= hits
+    return found == wanted
+
+
+def implied_options(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """``args`` with the optional arguments the call left out that the task asks for in words, or ``None`` when
+    nothing is added: a boolean whose name's content words all occur in the task, not after a negation, is
+    ``true`` ("with detailed description" -> ``detail``, "include owners information" -> ``include_owner``);
+    a free string whose description quotes its values ("Can be 'list' or 'dictionary'") takes the one quoted
+    value the task names as a whole word. A small model copies worked examples that show only the required
+    arguments, so it leaves out the option the task spells out."""
+    props = call_properties(args, args_schema)
+    if props is None:
+        return None
+    required = required_fields(args_schema)
+    added: dict[str, Any] = {}
+    for name, sub in props.items():
+        if name in args or name in required or not isinstance(sub, Mapping) or not isinstance(name, str):
+            continue
+        kinds = schema_types(sub)
+        if kinds == {"boolean"} and _flag_named(name, source):
+            added[name] = True
+        elif kinds == {"string"} and "enum" not in sub and "const" not in sub:
+            quoted = dict.fromkeys(_QUOTED.findall(str(sub.get("description") or "")))
+            named = [v for v in quoted if _named_at(v, source) >= 0]
+            if len(named) == 1:
+                added[name] = named[0]
+    return {**args, **added} if added else None
+
+
 _PURE_BEFORE = (("anchor_numbers", anchored_numbers), ("percent_rates", percent_rates))
 _PURE_AFTER = (("named_enums", named_enums), ("bounded_lists", deduped_lists),
-               ("omit_unmentioned", omitted_unmentioned))
+               ("omit_unmentioned", omitted_unmentioned), ("implied_options", implied_options))
 
 
 def corrected(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: str, values: Collection[str], *,
@@ -420,7 +508,8 @@ def corrected(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: s
     dropped; for two required ones ``redecode(schema)`` decodes the arguments again under
     :func:`distinct_schema` and the pair is put in the task's order; without ``redecode`` they stay), enum
     values the task names (``named_enums``), lists without repeats (``bounded_lists``), optional arguments
-    the task never mentions left out (``omit_unmentioned``)."""
+    the task never mentions left out (``omit_unmentioned``), optional arguments the task asks for in words
+    added (``implied_options``)."""
     out = dict(args)
     for name, fix in _PURE_BEFORE:
         if name in values:

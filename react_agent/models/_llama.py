@@ -62,6 +62,7 @@ from react_agent._decoding import (
     branches,
     filled_enums,
     grounded_schema,
+    named_tools,
     relevant_tools,
     should_abstain,
     task_text,
@@ -363,6 +364,11 @@ class LocalChatModel(BaseChatModel):
     content word with the task and history: the task asks for something no tool does. Skipped in the cases
     ``preselect`` skips."""
 
+    commit_named: bool = True
+    """While the task names a tool (two content words of its name, "book a room" for ``book_room``) that the
+    history does not show called yet, FINISH is not offered: a small model otherwise "answers" such a task
+    from its own knowledge without acting (:func:`react_agent._decoding.named_tools`; ``abstain`` may
+    still answer FINISH when the call's required values are invented; plain prompt format only)."""
     ground_numbers: bool = True
     """With ``grounding``: a number argument the task does not write is decoded again too, restricted to the
     numbers the task writes (a percentage also as its fraction)."""
@@ -385,6 +391,10 @@ class LocalChatModel(BaseChatModel):
     omit_unmentioned: bool = True
     """Optional arguments whose value the task never mentions are left out (the tool's default applies;
     :func:`react_agent._values.omitted_unmentioned`)."""
+    implied_options: bool = True
+    """Optional arguments the call left out but the task asks for in words are added: a boolean whose name's
+    words the task writes (not after a negation) is true, a string whose description quotes its values takes
+    the one quoted value the task names (:func:`react_agent._values.implied_options`)."""
 
     def __init__(self, **data: Any) -> None:
         for name in TECHNIQUES:
@@ -482,7 +492,7 @@ class LocalChatModel(BaseChatModel):
             self.prompt_format == "auto" and bool(llama.metadata.get("tokenizer.chat_template"))
         )
         techniques = (self.two_stage or self.grounding or self.abstain or self.preselect or self.abstain_unrelated
-                      or self.fill_enums or bool(self._values))
+                      or self.fill_enums or self.commit_named or bool(self._values))
         staged = (grammar is None and schema is not None and not use_chat and techniques
                   and branches(schema) is not None)
         with lock:
@@ -492,7 +502,8 @@ class LocalChatModel(BaseChatModel):
                 text = _staged_answer(calls, render_plain(messages), schema, two_stage=self.two_stage,
                                       grounding=self.grounding, abstain=self.abstain, source=grounding_text,
                                       preselect=self.preselect, abstain_unrelated=self.abstain_unrelated,
-                                      fill_enums=self.fill_enums, values=self._values)
+                                      fill_enums=self.fill_enums, commit_named=self.commit_named,
+                                      values=self._values)
                 input_tokens, output_tokens, finish_reason = calls.prompt_tokens, calls.completion_tokens, calls.finish
             else:
                 if schema is not None:
@@ -564,7 +575,7 @@ class _Calls:
 
 
 TECHNIQUES = ("format_patterns", "two_stage", "grounding", "abstain", "preselect", "abstain_unrelated", "fill_enums",
-              *VALUE_TECHNIQUES)
+              "commit_named", *VALUE_TECHNIQUES)
 """Every on/off technique option of ``LocalChatModel``."""
 
 _ARGS_KEY = '"action_input"'
@@ -592,7 +603,7 @@ def _offered(prompt: str, schema: Mapping[str, Any], source: str, *, preselect: 
 def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[str, Any], *,
                    two_stage: bool, grounding: bool, abstain: bool = False, source: str | None = None,
                    preselect: bool = False, abstain_unrelated: bool = False, fill_enums: bool = False,
-                   values: frozenset[str] = frozenset()) -> str:
+                   commit_named: bool = False, values: frozenset[str] = frozenset()) -> str:
     """One agent answer under an answer schema, decoded in two stages and/or with grounded arguments.
 
     ``complete(prompt, schema, suffix=..., stop=...)`` is one constrained completion. Two stages: first the
@@ -611,12 +622,15 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     ``abstain_unrelated``): the actions offered at all are the tools most related to the task (:func:`_offered`);
     when that leaves only FINISH, its answer text is as short as an abstaining one. ``fill_enums``: optional
     ``enum`` arguments the task names are added at the end (:func:`react_agent._decoding.filled_enums`).
+    ``commit_named``: while the task names a tool it has not called yet
+    (:func:`react_agent._decoding.named_tools`), the model may not choose FINISH; abstaining still may.
     ``values``: the argument-value techniques switched on (:data:`VALUE_TECHNIQUES`): ``bounded_lists``
     bounds the lists of every action's schema, ``ground_numbers`` adds invented numbers to grounding's
     suspects, and the others correct the arguments after grounding and before abstaining (:func:`_corrected`).
     """
     asked = task_text(prompt) if source is None else source  # the task alone, without the template's lines
     unrelated = False
+    every = [name for name in branches(schema) or {} if name != FINISH]
     if preselect or abstain_unrelated:
         schema, unrelated = _offered(prompt, schema, asked, preselect=preselect, abstain_unrelated=abstain_unrelated)
     source = asked  # what the arguments must come from: the task and observations, not the template's lines
@@ -627,14 +641,19 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
         actions[FINISH] = {**actions[FINISH], "maxLength": _ABSTAIN_ANSWER_LENGTH}
     if isinstance(schema.get("$defs"), Mapping):  # hoisted recursive definitions: every stage needs them
         actions = {name: {**args, "$defs": schema["$defs"]} for name, args in actions.items()}
+    if commit_named and not unrelated and FINISH in actions \
+            and set(named_tools(every, asked)) & set(actions):
+        logger.debug("the task names a tool it has not called yet: FINISH is not offered")
+        schema = {**schema, "anyOf": [b for b in schema["anyOf"] if b["properties"]["action"]["const"] != FINISH]}
     if two_stage:
         head = complete(prompt, schema, stop=[_ARGS_KEY])
         found = _ACTION.search(head)
-        action = json.loads(found.group(1)) if found else None
+        action = _json_or_none(found.group(1)) if found else None
         if action not in actions or head.rstrip().endswith("}"):
             return head
         thought_match = _THOUGHT.search(head)
-        thought = json.loads(thought_match.group(1)) if thought_match else ""
+        thought = _json_or_none(thought_match.group(1)) if thought_match else ""
+        thought = thought if isinstance(thought, str) else ""
         prefix = head + _ARGS_KEY + ":"
         reserve = _ABSTAIN_ANSWER_TOKENS if unrelated else 1
         body = complete(prompt + prefix, actions[action], suffix="}", min_tokens=reserve)
@@ -643,7 +662,7 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
         if not (grounding or abstain or fill_enums or values):
             return text
         try:
-            decided = json.loads(text)
+            decided = json.loads(text, strict=False)
             action, thought = decided["action"], decided.get("thought", "")
             body = json.dumps(decided["action_input"], ensure_ascii=False) + "}"
         except (ValueError, KeyError, TypeError, AttributeError):
@@ -704,6 +723,6 @@ _ABSTAIN_ANSWER_TOKENS = 80
 
 def _json_or_none(text: str) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)  # a raw control character inside a string: the grammar allows it
     except ValueError:
         return None

@@ -1,0 +1,195 @@
+"""Session-5 decision techniques of the local model, without the model: spelled-out numbers, tools a task
+names (``commit_named``) and optional arguments a task asks for in words (``implied_options``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from langchain_core.tools import StructuredTool
+
+from react_agent import ConfigError, ReactAgent, RunState
+from react_agent._decoding import named_tools, should_abstain, spelled_numbers, ungrounded
+from react_agent._schema import answer_schema
+from react_agent._types import FINISH
+from react_agent._values import VALUE_TECHNIQUES, corrected, implied_options, number_mentions, task_numbers
+from react_agent.models import LocalChatModel
+from react_agent.models._llama import TECHNIQUES, _staged_answer
+from react_agent.testing import ScriptedChatModel
+
+
+def _schema(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": required}
+
+
+def _tool(name: str, description: str, props: dict[str, Any], required: list[str] | None = None) -> StructuredTool:
+    schema = _schema(props, list(props) if required is None else required)
+    return StructuredTool(name=name, description=description, args_schema=schema, func=lambda **kw: "ok")
+
+
+class _Script:
+    """A scripted ``complete(prompt, schema, ...)``: returns the next reply, records each call."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.calls: list[tuple[str, Mapping[str, Any]]] = []
+
+    def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Any = (),
+                 min_tokens: int = 1) -> str:
+        self.calls.append((prompt, schema))
+        return self.replies.pop(0)
+
+
+def _offered(schema: Mapping[str, Any]) -> list[str]:
+    return [b["properties"]["action"]["const"] for b in schema["anyOf"]]
+
+
+def _prompt(task: str, tools: list[StructuredTool]) -> str:
+    agent = ReactAgent(ScriptedChatModel(["unused"]), tools, prompts="en-compact")
+    [message] = agent.build_messages(RunState(task))
+    return str(message.content) + "\n"
+
+
+# --------------------------------------------------------------------------- spelled-out numbers
+
+
+def test_spelled_numbers_are_read_in_english_and_russian() -> None:
+    text = "rolling a six on a six-sided die twice, twenty-five guests, a dozen eggs; две ночи для трёх гостей"
+    assert [v for v, _, _ in spelled_numbers(text)] == [6, 2, 25, 12, 2, 3]
+    six = spelled_numbers(text)[0]
+    assert text[six[1]:six[2]] == "six"
+    assert spelled_numbers("someone is alone; the sixth; oneself") == []  # whole words only
+    assert spelled_numbers("nothing here") == []
+
+
+def test_spelled_numbers_count_as_written_numbers() -> None:
+    task = "What's the probability of rolling a six on a die twice in a row?"
+    assert task_numbers(task) == {6.0, 2.0}
+    found = number_mentions("book a room for two nights")
+    assert [(v, b) for v, _, b, _ in found] == [(2.0, ["book", "a", "room", "for"])]
+    schema = _schema({"desired_number": {"type": "integer"}, "number_of_rolls": {"type": "integer"}},
+                     ["desired_number", "number_of_rolls"])
+    assert not should_abstain({"desired_number": 6, "number_of_rolls": 2}, schema, task)
+    assert should_abstain({"desired_number": 3, "number_of_rolls": 2}, schema, task)  # 3 is still invented
+    assert ungrounded({"desired_number": 3, "number_of_rolls": 2}, schema, task, numbers=True) == ["desired_number"]
+
+
+# --------------------------------------------------------------------------- tools the task names
+
+
+def test_named_tools_need_two_words_of_the_name_and_no_call_yet() -> None:
+    names = ["book_room", "probability.dice_roll", "find_user"]
+    assert named_tools(names, "I would like to book a single room for two nights.") == ["book_room"]
+    assert named_tools(names, "roll a die") == []  # one word of the name is not enough
+    assert named_tools(names, "find user Ivan") == []  # "find" is a generic verb: one content word
+    assert named_tools(names, "book a room\nIteration 1: you called book_room({}). Result: ok") == []
+    assert named_tools(names, "book a room", words=3) == []
+
+
+BOOK = _tool("book_room", "Book a hotel room.", {"hotel": {"type": "string"}, "nights": {"type": "integer"}})
+WEATHER = _tool("get_weather", "Current weather of a city.", {"city": {"type": "string"}})
+
+
+def test_commit_named_withholds_finish_on_the_opening_turn() -> None:
+    task = "Please book a room at The Plaza for 2 nights."
+    prompt = _prompt(task, [BOOK, WEATHER])
+    script = _Script('{"thought": "t", "action": "book_room", ', '{"hotel": "The Plaza", "nights": 2}}')
+    text = _staged_answer(script, prompt, answer_schema([BOOK, WEATHER]), two_stage=True, grounding=True,
+                          abstain=True, commit_named=True)
+    assert FINISH not in _offered(script.calls[0][1])
+    assert json.loads(text)["action_input"] == {"hotel": "The Plaza", "nights": 2}
+
+    off = _Script('{"thought": "t", "action": "FINISH", ', '"done"}')
+    _staged_answer(off, prompt, answer_schema([BOOK, WEATHER]), two_stage=True, grounding=True, abstain=True)
+    assert FINISH in _offered(off.calls[0][1])
+
+
+def test_commit_named_offers_finish_once_the_tool_was_called_or_when_nothing_is_named() -> None:
+    called = _prompt("Please book a room at The Plaza for 2 nights.", [BOOK, WEATHER]).replace(
+        "No history yet", "Iteration 1: you called book_room({\"hotel\": \"The Plaza\", \"nights\": 2}). Result: ok")
+    script = _Script('{"thought": "t", "action": "FINISH", ', '"Booked."}')
+    _staged_answer(script, called, answer_schema([BOOK, WEATHER]), two_stage=True, commit_named=True, grounding=False)
+    assert FINISH in _offered(script.calls[0][1])
+
+    other = _Script('{"thought": "t", "action": "FINISH", ', '"Paris."}')
+    _staged_answer(other, _prompt("What is the capital of France?", [BOOK, WEATHER]), answer_schema([BOOK, WEATHER]),
+                   two_stage=True, commit_named=True, grounding=False)
+    assert FINISH in _offered(other.calls[0][1])
+
+
+def test_commit_named_still_lets_abstaining_answer_finish() -> None:
+    prompt = _prompt("Please book a room at The Plaza.", [BOOK, WEATHER])
+    script = _Script('{"thought": "t", "action": "book_room", ', '{"hotel": "The Plaza", "nights": 7}}',
+                     '"How many nights?"}')
+    text = _staged_answer(script, prompt, answer_schema([BOOK, WEATHER]), two_stage=True, grounding=False,
+                          abstain=True, commit_named=True)
+    assert FINISH not in _offered(script.calls[0][1])
+    assert '"action": "FINISH"' in text and "How many nights?" in text
+
+
+# --------------------------------------------------------------------------- options the task asks for
+
+
+SCULPTURE = _schema({"artist_name": {"type": "string"},
+                     "detail": {"type": "boolean", "description": "If True, a detailed description."},
+                     "return_type": {"type": "string", "description": "Can be 'list' or 'dictionary'. "
+                                                                      "Default is 'list'."}},
+                    ["artist_name"])
+
+
+@pytest.mark.parametrize(("task", "added"), [
+    ("Find the latest sculpture by James Plensa with detailed description.", {"detail": True}),
+    ("Sculptures by James Plensa as a dictionary.", {"return_type": "dictionary"}),
+    ("Sculptures by James Plensa without any details.", {}),
+    ("Sculptures by James Plensa, I don't need detail.", {}),
+    ("Sculptures by James Plensa as a list or a dictionary.", {}),  # two quoted values named: none chosen
+    ("Sculptures by James Plensa.", {}),
+])
+def test_implied_options_adds_what_the_task_spells_out(task: str, added: dict[str, Any]) -> None:
+    args = {"artist_name": "James Plensa"}
+    assert implied_options(args, SCULPTURE, task) == ({**args, **added} if added else None)
+
+
+def test_implied_options_keeps_what_the_call_has_and_skips_required_and_odd_schemas() -> None:
+    task = "Plensa sculptures with detailed description"
+    assert implied_options({"artist_name": "x", "detail": False}, SCULPTURE, task) is None
+    required = _schema({"detail": {"type": "boolean"}}, ["detail"])
+    assert implied_options({}, required, task) is None
+    assert implied_options({}, {"type": "object", "properties": "odd"}, task) is None
+    assert implied_options("not a dict", SCULPTURE, task) is None
+    flags = _schema({"includeImages": {"type": "boolean"}, "is_open": {"type": "boolean"}}, [])
+    assert implied_options({}, flags, "open shops, show me images") == {"includeImages": True, "is_open": True}
+
+
+def test_implied_options_is_a_value_technique_of_corrected_and_the_model() -> None:
+    task = "Find the latest sculpture by James Plensa with detailed description."
+    args = {"artist_name": "James Plensa"}
+    assert corrected(args, SCULPTURE, task, ["implied_options"]) == {**args, "detail": True}
+    assert corrected(args, SCULPTURE, task, [n for n in VALUE_TECHNIQUES if n != "implied_options"]) == args
+    assert "implied_options" in VALUE_TECHNIQUES and "commit_named" in TECHNIQUES
+    model = LocalChatModel()
+    assert model.implied_options is True and model.commit_named is True
+    assert "implied_options" not in LocalChatModel(implied_options=False)._values
+    for name in ("implied_options", "commit_named"):
+        with pytest.raises(ConfigError, match=name):
+            LocalChatModel(**{name: "yes"})
+
+
+def test_a_raw_control_character_in_the_thought_does_not_break_the_staged_answer() -> None:
+    """The grammar lets the model write a raw tab or newline inside a JSON string; the staged answer read
+    such a thought with ``json.loads`` and raised, and the whole model call failed."""
+    prompt = _prompt("Please book a room at The Plaza.", [BOOK, WEATHER])
+    script = _Script('{"thought": "book\tit\n", "action": "book_room", ', '{"hotel": "The Plaza", "nights": 7}}',
+                     '"How many nights?"}')
+    text = _staged_answer(script, prompt, answer_schema([BOOK, WEATHER]), two_stage=True, grounding=False,
+                          abstain=True)
+    assert json.loads(text, strict=False) == {"thought": "book\tit\n", "action": FINISH,
+                                              "action_input": "How many nights?"}
+    agent = ReactAgent(ScriptedChatModel(["unused"]), [BOOK, WEATHER], prompts="en-compact")
+    assert agent.parse(text).is_finish
+    plain = _Script('{"thought": "book\tit", "action": "book_room", ', '{"hotel": "The Plaza", "nights": 2}}')
+    text = _staged_answer(plain, _prompt("Please book a room at The Plaza for 2 nights.", [BOOK, WEATHER]),
+                          answer_schema([BOOK, WEATHER]), two_stage=True, grounding=True, abstain=True)
+    assert agent.parse(text).action_input == {"hotel": "The Plaza", "nights": 2}
