@@ -53,12 +53,13 @@ __all__ = [
     "omitted_unmentioned",
     "percent_rates",
     "shared_values",
+    "sibling_order",
     "task_numbers",
     "task_ordered",
 ]
 
 VALUE_TECHNIQUES = ("ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
-                    "bounded_lists", "omit_unmentioned", "implied_options")
+                    "bounded_lists", "omit_unmentioned", "implied_options", "sibling_order")
 """The argument-value techniques (``LocalChatModel`` options of the same names); ``ground_numbers`` is part of
 grounding's second decoding (``react_agent._decoding.ungrounded``), the others are applied by :func:`corrected`."""
 
@@ -300,6 +301,48 @@ def task_ordered(args: Mapping[str, Any], first: str, second: str, source: str) 
     return {**args, first: args[second], second: args[first]}
 
 
+_INDEXED = re.compile(r"^(.*?[a-z_])_?(\d+|[A-Z])$")
+
+
+def _index_of(name: str) -> tuple[str, int] | None:
+    """``("place", 1)`` for ``place1``, ``place_1`` or ``placeA``; ``None`` for a name without an index."""
+    found = _INDEXED.match(name)
+    if found is None:
+        return None
+    index = found.group(2)
+    return found.group(1).rstrip("_").casefold(), int(index) if index.isdigit() else ord(index) - ord("A") + 1
+
+
+def sibling_order(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """``args`` with the string values of numbered siblings (``place1``/``place2``, ``pointA``/``pointB``) put in
+    the order the task names them ("between San Francisco and Sydney" -> ``place1="San Francisco"``), or
+    ``None`` when nothing changes. Only when every sibling's value is a string the task names, each at its
+    own place."""
+    props = call_properties(args, args_schema)
+    if props is None:
+        return None
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for name in args:
+        indexed = _index_of(name) if isinstance(name, str) and name in props else None
+        if indexed is not None:
+            groups.setdefault(indexed[0], []).append((indexed[1], name))
+    folded = source.casefold()
+    changed: dict[str, Any] = {}
+    for members in groups.values():
+        if len(members) < 2 or len({i for i, _ in members}) != len(members):
+            continue
+        names = [name for _, name in sorted(members)]
+        values = [args[name] for name in names]
+        if not all(isinstance(v, str) and v.strip() for v in values):
+            continue
+        places = [folded.find(v.casefold()) for v in values]
+        if min(places) < 0 or len(set(places)) != len(places) or places == sorted(places):
+            continue
+        ordered = [v for _, v in sorted(zip(places, values, strict=True))]
+        changed.update(zip(names, ordered, strict=True))
+    return {**args, **changed} if changed else None
+
+
 # ------------------------------------------------------------------------------------------ enums and lists
 def _enum_words(value: str) -> str:
     return re.sub(r"[_\-]+", " ", value).strip().casefold()
@@ -470,24 +513,28 @@ def _flag_named(name: str, source: str) -> bool:
 
 
 def implied_options(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
-    """``args`` with the optional arguments the call left out that the task asks for in words, or ``None`` when
-    nothing is added: a boolean whose name's content words all occur in the task, not after a negation, is
-    ``true`` ("with detailed description" -> ``detail``, "include owners information" -> ``include_owner``);
-    a free string whose description quotes its values ("Can be 'list' or 'dictionary'") takes the one quoted
-    value the task names as a whole word. A small model copies worked examples that show only the required
-    arguments, so it leaves out the option the task spells out."""
+    """``args`` with the optional arguments the task asks for in words, or ``None`` when nothing changes:
+
+    * a boolean whose name's content words all occur in the task, not after a negation, is ``true`` (left
+      out or ``false`` in the call): "with detailed description" -> ``detail``, "include owners information"
+      -> ``include_owner``;
+    * a free string the call left out, whose description quotes its values ("Can be 'list' or
+      'dictionary'"), takes the one quoted value the task names as a whole word.
+
+    A small model copies worked examples that show only the required arguments, so it leaves out the option
+    the task spells out."""
     props = call_properties(args, args_schema)
     if props is None:
         return None
     required = required_fields(args_schema)
     added: dict[str, Any] = {}
     for name, sub in props.items():
-        if name in args or name in required or not isinstance(sub, Mapping) or not isinstance(name, str):
+        if name in required or not isinstance(sub, Mapping) or not isinstance(name, str):
             continue
         kinds = schema_types(sub)
-        if kinds == {"boolean"} and _flag_named(name, source):
+        if kinds == {"boolean"} and args.get(name) is not True and _flag_named(name, source):
             added[name] = True
-        elif kinds == {"string"} and "enum" not in sub and "const" not in sub:
+        elif name not in args and kinds == {"string"} and "enum" not in sub and "const" not in sub:
             quoted = dict.fromkeys(_QUOTED.findall(str(sub.get("description") or "")))
             named = [v for v in quoted if _named_at(v, source) >= 0]
             if len(named) == 1:
@@ -495,7 +542,8 @@ def implied_options(args: Any, args_schema: Mapping[str, Any], source: str) -> d
     return {**args, **added} if added else None
 
 
-_PURE_BEFORE = (("anchor_numbers", anchored_numbers), ("percent_rates", percent_rates))
+_PURE_BEFORE = (("anchor_numbers", anchored_numbers), ("percent_rates", percent_rates),
+                ("sibling_order", sibling_order))
 _PURE_AFTER = (("named_enums", named_enums), ("bounded_lists", deduped_lists),
                ("omit_unmentioned", omitted_unmentioned), ("implied_options", implied_options))
 

@@ -14,7 +14,14 @@ from react_agent import ConfigError, ReactAgent, RunState
 from react_agent._decoding import named_tools, should_abstain, spelled_numbers, ungrounded
 from react_agent._schema import answer_schema
 from react_agent._types import FINISH
-from react_agent._values import VALUE_TECHNIQUES, corrected, implied_options, number_mentions, task_numbers
+from react_agent._values import (
+    VALUE_TECHNIQUES,
+    corrected,
+    implied_options,
+    number_mentions,
+    sibling_order,
+    task_numbers,
+)
 from react_agent.models import LocalChatModel
 from react_agent.models._llama import TECHNIQUES, _staged_answer
 from react_agent.testing import ScriptedChatModel
@@ -146,6 +153,7 @@ SCULPTURE = _schema({"artist_name": {"type": "string"},
     ("Sculptures by James Plensa, I don't need detail.", {}),
     ("Sculptures by James Plensa as a list or a dictionary.", {}),  # two quoted values named: none chosen
     ("Sculptures by James Plensa.", {}),
+    ("Sculptures by James Plensa, with a detailed description!", {"detail": True}),
 ])
 def test_implied_options_adds_what_the_task_spells_out(task: str, added: dict[str, Any]) -> None:
     args = {"artist_name": "James Plensa"}
@@ -154,7 +162,9 @@ def test_implied_options_adds_what_the_task_spells_out(task: str, added: dict[st
 
 def test_implied_options_keeps_what_the_call_has_and_skips_required_and_odd_schemas() -> None:
     task = "Plensa sculptures with detailed description"
-    assert implied_options({"artist_name": "x", "detail": False}, SCULPTURE, task) is None
+    assert implied_options({"artist_name": "x", "detail": True}, SCULPTURE, task) is None
+    kept = {"artist_name": "x", "return_type": "list"}
+    assert implied_options(kept, SCULPTURE, "Plensa sculptures as a dictionary") is None  # a value the call has
     required = _schema({"detail": {"type": "boolean"}}, ["detail"])
     assert implied_options({}, required, task) is None
     assert implied_options({}, {"type": "object", "properties": "odd"}, task) is None
@@ -193,3 +203,33 @@ def test_a_raw_control_character_in_the_thought_does_not_break_the_staged_answer
     text = _staged_answer(plain, _prompt("Please book a room at The Plaza for 2 nights.", [BOOK, WEATHER]),
                           answer_schema([BOOK, WEATHER]), two_stage=True, grounding=True, abstain=True)
     assert agent.parse(text).action_input == {"hotel": "The Plaza", "nights": 2}
+
+
+def test_implied_options_turns_a_named_flag_the_call_set_false_on() -> None:
+    args = {"artist_name": "James Plensa", "detail": False}
+    assert implied_options(args, SCULPTURE, "Plensa, with detailed description") == {**args, "detail": True}
+    assert implied_options(args, SCULPTURE, "Plensa, without detailed description") is None
+
+
+# --------------------------------------------------------------------------- numbered siblings
+
+
+PLACES = _schema({"place1": {"type": "string"}, "place2": {"type": "string"}, "pointA": {"type": "string"},
+                  "pointB": {"type": "string"}, "unit_1": {"type": "string"}, "unit_2": {"type": "integer"}}, [])
+
+
+def test_sibling_order_follows_the_order_the_task_names_the_values() -> None:
+    task = "What's the time difference between San Francisco and Sydney?"
+    assert sibling_order({"place1": "Sydney", "place2": "San Francisco"}, PLACES, task) == {
+        "place1": "San Francisco", "place2": "Sydney"}
+    assert sibling_order({"place1": "San Francisco", "place2": "Sydney"}, PLACES, task) is None  # in order
+    assert sibling_order({"pointA": "Sydney", "pointB": "San Francisco"}, PLACES, task) == {
+        "pointA": "San Francisco", "pointB": "Sydney"}
+    assert sibling_order({"place1": "Sydney", "place2": "Tokyo"}, PLACES, task) is None  # Tokyo is not named
+    assert sibling_order({"place1": "Sydney", "place2": "Sydney"}, PLACES, task) is None  # one place
+    assert sibling_order({"unit_1": "Sydney", "unit_2": 3}, PLACES, task) is None  # not both strings
+    assert sibling_order({"place1": "Sydney"}, PLACES, task) is None
+    assert sibling_order("odd", PLACES, task) is None
+    assert "sibling_order" in VALUE_TECHNIQUES and LocalChatModel().sibling_order is True
+    assert corrected({"place1": "Sydney", "place2": "San Francisco"}, PLACES, task,
+                     ["sibling_order"]) == {"place1": "San Francisco", "place2": "Sydney"}

@@ -391,6 +391,9 @@ class LocalChatModel(BaseChatModel):
     omit_unmentioned: bool = True
     """Optional arguments whose value the task never mentions are left out (the tool's default applies;
     :func:`react_agent._values.omitted_unmentioned`)."""
+    sibling_order: bool = True
+    """Numbered sibling arguments (``place1``/``place2``, ``pointA``/``pointB``) with string values the task names
+    take them in the order the task names them (:func:`react_agent._values.sibling_order`)."""
     implied_options: bool = True
     """Optional arguments the call left out but the task asks for in words are added: a boolean whose name's
     words the task writes (not after a negation) is true, a string whose description quotes its values takes
