@@ -377,15 +377,59 @@ def interleave(groups: list[list[BfclCase]]) -> list[BfclCase]:
     return out
 
 
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSON-lines file; a line that is not a JSON object (cut by a crash mid-write) is skipped,
+    so its case is run again."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and "id" in record and "variant" in record:
+            out.append(record)
+    return out
+
+
+def can_act(technique: str, case: BfclCase) -> bool:
+    """Whether ``technique`` can change the decision on ``case`` at all (a pure test on the question and the
+    functions); ``True`` when there is no such test. ``commit_named`` acts only when the question names a
+    function (``react_agent._decoding.named_tools``): elsewhere the model is offered the same actions."""
+    if technique == "commit_named":
+        from react_agent._decoding import named_tools
+
+        return bool(named_tools([f["name"] for f in case.functions], case.question))
+    return True
+
+
+def parse_drop(text: str, variants: list[tuple[str, str, str, dict[str, bool]]]) -> tuple[
+        tuple[str, str, str, dict[str, bool]], str, str]:
+    """``VARIANT=TECHNIQUE`` -> (the variant without TECHNIQUE, named ``VARIANT-TECHNIQUE``; TECHNIQUE; VARIANT)."""
+    base, _, technique = text.partition("=")
+    found = [v for v in variants if v[0] == base]
+    if not found or technique not in TECHNIQUE_FLAGS or not found[0][3].get(technique):
+        raise SystemExit(f"--drop {text!r}: expected VARIANT=TECHNIQUE with a --variant VARIANT that has TECHNIQUE "
+                         f"on; variants: {[v[0] for v in variants]}")
+    name, prompts, examples, techniques = found[0]
+    return (f"{name}-{technique}", prompts, examples, {**techniques, technique: False}), technique, name
+
+
 def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
                  variants: list[tuple[str, str, str, dict[str, bool]]], records_path: Path, offset: int = 0,
                  model_path: str | None = None, max_tokens: int | None = None, n_threads: int | None = None,
-                 progress: bool = True) -> list[dict[str, Any]]:
+                 progress: bool = True, copied: dict[str, tuple[str, str]] | None = None) -> list[dict[str, Any]]:
     """Every variant on every case, the categories interleaved, each record appended to ``records_path``
-    (JSON lines) as soon as it is made; records already in the file are kept and not run again."""
-    done = [json.loads(line) for line in records_path.read_text(encoding="utf-8").splitlines()
-            if line.strip()] if records_path.is_file() else []
+    (JSON lines) as soon as it is made; records already in the file are kept and not run again.
+
+    ``copied``: ``{variant: (base variant, technique)}``: where the technique cannot act on a case
+    (:func:`can_act`), the variant's record is the base variant's record (marked ``"copied": true``) instead
+    of a model run; the base variant must come first in ``variants``."""
+    done = read_records(records_path) if records_path.is_file() else []
     seen = {(r["id"], r["variant"]) for r in done}
+    if records_path.is_file() and not records_path.read_bytes().endswith(b"\n") and records_path.stat().st_size:
+        with records_path.open("a", encoding="utf-8") as out:
+            out.write("\n")  # a line cut by a crash: the next record starts on a line of its own
+    by_key = {(r["id"], r["variant"]): r for r in done}
     cases = interleave([load_category(path, answers, limit=limit, offset=offset) for path, answers in files])
     started = time.monotonic()
     with records_path.open("a", encoding="utf-8") as out:
@@ -393,6 +437,14 @@ def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
             tools = [to_tool(doc) for doc in case.functions]
             for name, prompts, examples, techniques in variants:
                 if (case.id, name) in seen:
+                    continue
+                base, technique = (copied or {}).get(name, ("", ""))
+                if technique and not can_act(technique, case) and (case.id, base) in by_key:
+                    record = {**by_key[(case.id, base)], "variant": name, "techniques": techniques, "copied": True}
+                    done.append(record)
+                    by_key[(case.id, name)] = record
+                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    out.flush()
                     continue
                 _EXAMPLES_MODE["value"] = examples
                 llm = local_model(model_path, max_tokens, n_threads, techniques)
@@ -408,6 +460,7 @@ def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
                           "correct": correct, "why": why, "raw": str(decision.get("raw", ""))[:400],
                           "seconds": round(time.monotonic() - t0, 3)}
                 done.append(record)
+                by_key[(case.id, name)] = record
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
                 out.flush()
                 if progress:
@@ -644,6 +697,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="ablation mode: run every variant on every case (categories interleaved), e.g. "
                              "base=en:none:- full=en-compact:generated:two_stage,grounding,format_patterns; "
                              "records go to --records as they are made; then recorded as with --record-ablation")
+    parser.add_argument("--drop", action="append", default=None, metavar="VARIANT=TECHNIQUE",
+                        help="also run VARIANT-TECHNIQUE: VARIANT with TECHNIQUE off, with the model only on the cases "
+                             "where TECHNIQUE can act (commit_named: the question names a function); the other "
+                             "cases copy VARIANT's records")
     parser.add_argument("--records", type=Path, default=None, help="JSON-lines file of the ablation records "
                         "(resumed: cases already in it are not run again)")
     parser.add_argument("--no-run", action="store_true", help="with --variant: only summarise the --records file")
@@ -674,17 +731,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.variant:
         if args.records is None:
             raise SystemExit("--variant needs --records PATH")
+        parsed = [parse_variant(v) for v in args.variant]
+        drops = [parse_drop(d, parsed) for d in args.drop or []]
+        parsed += [variant for variant, _, _ in drops]
         records = [] if args.no_run else run_ablation(
-            files=files, limit=limit, variants=[parse_variant(v) for v in args.variant], records_path=args.records,
+            files=files, limit=limit, variants=parsed, records_path=args.records,
             offset=args.offset,
             model_path=args.model_path, max_tokens=args.max_tokens, n_threads=args.n_threads,
-            progress=not args.quiet)
+            progress=not args.quiet, copied={v[0]: (base, technique) for v, technique, base in drops})
         if args.no_run:
-            records = [json.loads(line) for line in args.records.read_text(encoding="utf-8").splitlines() if line]
+            records = read_records(args.records)
         cases = {c.id: c for path_, answers in files
                  for c in load_category(path_, answers, limit=limit, offset=args.offset)}
         # only the cases every variant has, so that the variants are compared on the same cases
-        variants = {parse_variant(v)[0] for v in args.variant}
+        variants = {v[0] for v in parsed}
         records = [r for r in records if r["variant"] in variants]
         common = {i for i in {r["id"] for r in records}
                   if all(any(r["id"] == i and r["variant"] == v for r in records) for v in variants)}

@@ -88,3 +88,50 @@ def test_offset_picks_a_held_out_slice(tmp_path: Path) -> None:
     held = [c.id for c in load_category(path, limit=5, offset=2)]
     assert first == [f"simple_python_{i}" for i in (0, 4, 8, 12, 16)]
     assert held == [f"simple_python_{i}" for i in (2, 6, 10, 14, 18)] and not set(first) & set(held)
+
+
+def test_drop_runs_the_model_only_where_the_technique_can_act(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--drop VARIANT=commit_named`` copies VARIANT's record where the question names no function, and runs
+    the model (here a stand-in that records its cases) only where it does."""
+    from bench import bfcl
+
+    room = {"name": "book_room", "description": "Book a hotel room.",
+            "parameters": {"type": "dict", "properties": {"hotel": {"type": "string"}}, "required": ["hotel"]}}
+    rows = [{"id": "simple_python_0", "question": [[{"role": "user", "content": "Book a room at the Plaza"}]],
+             "function": [room]},
+            {"id": "simple_python_1", "question": [[{"role": "user", "content": "Capital of France?"}]],
+             "function": [room]}]
+    (tmp_path / "possible_answer").mkdir()
+    path = tmp_path / "BFCL_v4_simple_python.json"
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    answers = [{"id": "simple_python_0", "ground_truth": [{"book_room": {"hotel": ["the Plaza"]}}]},
+               {"id": "simple_python_1", "ground_truth": [{"book_room": {"hotel": ["x"]}}]}]
+    (tmp_path / "possible_answer" / path.name).write_text("\n".join(json.dumps(a) for a in answers), encoding="utf-8")
+    base = bfcl.parse_variant(f"full=en-compact:none:{','.join(bfcl.TECHNIQUE_FLAGS)}")
+    dropped, technique, name = bfcl.parse_drop("full=commit_named", [base])
+    assert dropped[0] == "full-commit_named" and dropped[3]["commit_named"] is False and name == "full"
+    assert technique == "commit_named"
+    with pytest.raises(SystemExit, match="--drop"):
+        bfcl.parse_drop("full=no_such_technique", [base])
+    records = tmp_path / "records.jsonl"
+    kept = {"kind": "call", "name": "book_room", "args": {"hotel": "the Plaza"}, "correct": True, "why": ""}
+    records.write_text("\n".join(json.dumps({"id": f"simple_python_{i}", "category": "simple_python",
+                                             "variant": "full", "techniques": base[3], **kept}) for i in (0, 1)),
+                       encoding="utf-8")
+    ran: list[str] = []
+    monkeypatch.setattr(bfcl, "local_model", lambda *a, **k: object())
+    monkeypatch.setattr(bfcl, "decide_react_agent", lambda llm, case, tools, prompts: (
+        ran.append(case.id) or {"kind": "finish", "raw": ""}))
+    out = bfcl.run_ablation(files=[(path, None)], limit=None, variants=[base, dropped], records_path=records,
+                            progress=False, copied={"full-commit_named": ("full", "commit_named")})
+    assert ran == ["simple_python_0"]  # "Book a room" names book_room; the other question names nothing
+    new = {r["id"]: r for r in out if r["variant"] == "full-commit_named"}
+    assert new["simple_python_0"]["kind"] == "finish" and not new["simple_python_0"].get("copied")
+    assert new["simple_python_1"]["copied"] is True and new["simple_python_1"]["name"] == "book_room"
+    assert len(bfcl.read_records(records)) == 4  # the seed file's last line had no newline: not glued to the next
+    with records.open("a", encoding="utf-8") as cut:
+        cut.write('{"id": "simple_python_1", "variant": "x", "kin')  # a crash mid-write
+    assert len(bfcl.read_records(records)) == 4
+    assert len(bfcl.run_ablation(files=[(path, None)], limit=None, variants=[base, dropped], records_path=records,
+                                 progress=False, copied={"full-commit_named": ("full", "commit_named")})) == 4
+    assert ran == ["simple_python_0"] and len(bfcl.read_records(records)) == 4  # nothing run twice
