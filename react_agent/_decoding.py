@@ -55,6 +55,7 @@ __all__ = [
     "tool_descriptions",
     "ungrounded",
     "unsupported",
+    "with_argument_descriptions",
     "with_format_patterns",
 ]
 
@@ -520,6 +521,21 @@ def tool_descriptions(prompt: str, names: Sequence[str]) -> dict[str, str]:
         if found:
             out[name] = f"{name} {found.group(1)}"
     return out
+
+
+def with_argument_descriptions(args_schema: Mapping[str, Any], prompt: str, name: str) -> Mapping[str, Any]:
+    """``args_schema`` with the descriptions of its properties that the prompt lists under the tool
+    ``name`` (the built-in ``tools`` templates render each argument as an indented ``arg: description (...)``
+    line under ``name - description``) where the schema has none: a schema adapted for llama.cpp's grammar
+    converter has lost its annotations. The same object when nothing is added."""
+    props = args_schema.get("properties")
+    found = re.search(rf"(?m)^[ \t]*{re.escape(name)}[ \t]+-[ \t].*$((?:\n[ \t]+\S.*)*)", prompt)
+    if not isinstance(props, Mapping) or found is None:
+        return args_schema
+    listed = dict(re.findall(r"(?m)^[ \t]+([^\s:]+):[ \t]*(.+)$", found.group(1)))
+    added = {arg: {**sub, "description": listed[arg]} for arg, sub in props.items()
+             if arg in listed and isinstance(sub, Mapping) and not sub.get("description")}
+    return {**args_schema, "properties": {**props, **added}} if added else args_schema
 
 
 def _script(word: str) -> str:

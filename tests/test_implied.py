@@ -11,7 +11,13 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from react_agent import ConfigError, ReactAgent, RunState
-from react_agent._decoding import named_tools, should_abstain, spelled_numbers, ungrounded
+from react_agent._decoding import (
+    named_tools,
+    should_abstain,
+    spelled_numbers,
+    ungrounded,
+    with_argument_descriptions,
+)
 from react_agent._schema import answer_schema
 from react_agent._types import FINISH
 from react_agent._values import (
@@ -233,3 +239,25 @@ def test_sibling_order_follows_the_order_the_task_names_the_values() -> None:
     assert "sibling_order" in VALUE_TECHNIQUES and LocalChatModel().sibling_order is True
     assert corrected({"place1": "Sydney", "place2": "San Francisco"}, PLACES, task,
                      ["sibling_order"]) == {"place1": "San Francisco", "place2": "Sydney"}
+
+
+def test_argument_descriptions_come_back_from_the_prompt_for_implied_options() -> None:
+    """The answer schema adapted for llama.cpp has lost its descriptions; the prompt still lists them, and
+    ``implied_options`` reads the quoted values from there."""
+    tool = _tool("prime_factorize", "Prime factors of a number.",
+                 {"number": {"type": "integer", "description": "The number."},
+                  "return_type": {"type": "string", "description": "Can be 'list' or 'dictionary'."}}, ["number"])
+    prompt = _prompt("Prime factorization of 60, as a dictionary", [tool, WEATHER])
+    bare = _schema({"number": {"type": "integer"}, "return_type": {"type": "string"}}, ["number"])
+    described = with_argument_descriptions(bare, prompt, "prime_factorize")
+    assert "'dictionary'" in described["properties"]["return_type"]["description"]
+    assert with_argument_descriptions(bare, prompt, "no_such_tool") is bare
+    assert with_argument_descriptions(described, prompt, "prime_factorize") is described  # nothing to add
+    schema = answer_schema([tool, WEATHER])
+    for branch in schema["anyOf"]:
+        for sub in branch["properties"]["action_input"].get("properties", {}).values():
+            sub.pop("description", None)
+    script = _Script('{"thought": "t", "action": "prime_factorize", ', '{"number": 60}}')
+    text = _staged_answer(script, prompt, schema, two_stage=True, grounding=True, abstain=True,
+                          values=frozenset(VALUE_TECHNIQUES))
+    assert json.loads(text)["action_input"] == {"number": 60, "return_type": "dictionary"}

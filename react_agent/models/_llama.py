@@ -68,6 +68,7 @@ from react_agent._decoding import (
     task_text,
     tool_descriptions,
     ungrounded,
+    with_argument_descriptions,
     with_format_patterns,
 )
 from react_agent._errors import ConfigError
@@ -684,7 +685,8 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
             body = complete(prompt + prefix, retry, suffix="}")
             args, changed = _json_or_none(body.rstrip()[:-1]), True
         if values and isinstance(args, dict):
-            corrected = _corrected(complete, prompt + prefix, args, actions[action], source, values)
+            described = with_argument_descriptions(actions[action], prompt, action)
+            corrected = _corrected(complete, prompt + prefix, args, described, source, values)
             if corrected != args:
                 logger.debug("arguments of %s corrected from the task: %s -> %s", action, args, corrected)
                 args, body, changed = corrected, json.dumps(corrected, ensure_ascii=False) + "}", True
