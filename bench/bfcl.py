@@ -281,7 +281,7 @@ def ideal_model() -> Any:
 TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns", "abstain", "preselect", "abstain_unrelated",
                    "fill_enums", "ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
                    "bounded_lists", "omit_unmentioned", "commit_named", "implied_options",
-                   "sibling_order")
+                   "sibling_order", "whole_names")
 """LocalChatModel options measured by the ablation (``--two-stage``, ``--grounding``, ``--patterns``,
 ``--abstain``, ``--preselect``, ``--abstain-unrelated``, ``--fill-enums``)."""
 

@@ -56,10 +56,11 @@ __all__ = [
     "sibling_order",
     "task_numbers",
     "task_ordered",
+    "whole_names",
 ]
 
 VALUE_TECHNIQUES = ("ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
-                    "bounded_lists", "omit_unmentioned", "implied_options", "sibling_order")
+                    "bounded_lists", "omit_unmentioned", "implied_options", "sibling_order", "whole_names")
 """The argument-value techniques (``LocalChatModel`` options of the same names); ``ground_numbers`` is part of
 grounding's second decoding (``react_agent._decoding.ungrounded``), the others are applied by :func:`corrected`."""
 
@@ -343,6 +344,55 @@ def sibling_order(args: Any, args_schema: Mapping[str, Any], source: str) -> dic
     return {**args, **changed} if changed else None
 
 
+_CAPITALISED = re.compile(r"[A-Z][\w'&.-]*")
+_NAME_JOINERS = frozenset({"of", "de", "la", "le", "van", "von", "der", "du", "da", "del", "&"})
+
+
+def _name_run(source: str, start: int, end: int) -> tuple[int, int]:
+    """The span ``[start, end)`` of ``source`` grown over the capitalised words right after it (and the joiners
+    inside a name: "Bank of America"); the first word of a sentence does not start a run."""
+    while True:
+        found = re.match(r"[ \t]+(\S+)", source[end:])
+        if found is None:
+            return start, end
+        word = found.group(1).rstrip(",;:!?.)\"'")
+        stop = end + found.start(1) + len(word)
+        if _CAPITALISED.fullmatch(word) and not word.endswith("'s"):
+            end = stop
+            continue
+        after = re.match(r"[ \t]+([A-Z][\w'&.-]*)", source[stop:])
+        if word in _NAME_JOINERS and after is not None:
+            end = stop
+            continue
+        return start, end
+
+
+def whole_names(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """``args`` with each free-text string that the task writes as the start of a longer capitalised name grown
+    to the whole name ("Gibson" -> "Gibson Les Paul", "Louvre" -> "Louvre Museum"), or ``None`` when nothing
+    changes. Only a value that starts with a capital letter, occurs once in the task, and is followed there
+    by further capitalised words; the name stops at a possessive ("The Weeknd's") and at punctuation."""
+    props = call_properties(args, args_schema)
+    if props is None:
+        return None
+    changed: dict[str, Any] = {}
+    for name, value in args.items():
+        sub = props.get(name)
+        if not (isinstance(value, str) and isinstance(sub, Mapping) and _scalar_kind(sub) == "string"
+                and "pattern" not in sub and "format" not in sub
+                and value[:1].isupper() and value.strip() == value):
+            continue
+        found = [m.start() for m in re.finditer(r"(?<!\w)" + re.escape(value) + r"(?!\w)", source)]
+        if len(found) != 1:
+            continue
+        start, end = _name_run(source, found[0], found[0] + len(value))
+        grown = source[start:end]
+        if grown != value and not any(isinstance(v, str) and grown.endswith(v) and v != value
+                                      for v in args.values()):
+            changed[name] = grown
+    return {**args, **changed} if changed else None
+
+
 # ------------------------------------------------------------------------------------------ enums and lists
 def _enum_words(value: str) -> str:
     return re.sub(r"[_\-]+", " ", value).strip().casefold()
@@ -544,7 +594,7 @@ def implied_options(args: Any, args_schema: Mapping[str, Any], source: str) -> d
 
 _PURE_BEFORE = (("anchor_numbers", anchored_numbers), ("percent_rates", percent_rates),
                 ("sibling_order", sibling_order))
-_PURE_AFTER = (("named_enums", named_enums), ("bounded_lists", deduped_lists),
+_PURE_AFTER = (("whole_names", whole_names), ("named_enums", named_enums), ("bounded_lists", deduped_lists),
                ("omit_unmentioned", omitted_unmentioned), ("implied_options", implied_options))
 
 

@@ -27,6 +27,7 @@ from react_agent._values import (
     number_mentions,
     sibling_order,
     task_numbers,
+    whole_names,
 )
 from react_agent.models import LocalChatModel
 from react_agent.models._llama import TECHNIQUES, _staged_answer
@@ -261,3 +262,31 @@ def test_argument_descriptions_come_back_from_the_prompt_for_implied_options() -
     text = _staged_answer(script, prompt, schema, two_stage=True, grounding=True, abstain=True,
                           values=frozenset(VALUE_TECHNIQUES))
     assert json.loads(text)["action_input"] == {"number": 60, "return_type": "dictionary"}
+
+
+# --------------------------------------------------------------------------- whole names
+
+NAMES = _schema({"model": {"type": "string"}, "location": {"type": "string"},
+                 "email": {"type": "string", "pattern": "^[^@]+@[^@]+$"}}, [])
+
+
+@pytest.mark.parametrize(("value", "task", "grown"), [
+    ("Gibson", "Price of a used Gibson Les Paul guitar in the Chicago area.", "Gibson Les Paul"),
+    ("Louvre", "Open hours for the Louvre Museum in Paris.", "Louvre Museum"),
+    ("Bank", "Stock price of Bank of America today", "Bank of America"),
+    ("The Weeknd", "When is The Weeknd's concert?", None),  # a possessive ends the name
+    ("New York", "Hotels in New York. Then flights.", None),  # punctuation ends it
+    ("Gibson", "Gibson guitars and a Gibson Les Paul", None),  # written twice: which one?
+    ("guitar", "a guitar Les Paul", None),  # lower case: not the start of a name
+    ("Paris", "Museums in Paris", None),
+])
+def test_whole_names_grows_a_value_to_the_capitalised_name(value: str, task: str, grown: str | None) -> None:
+    assert whole_names({"model": value}, NAMES, task) == ({"model": grown} if grown else None)
+
+
+def test_whole_names_skips_patterned_fields_and_a_sibling_that_has_the_rest() -> None:
+    assert whole_names({"email": "Ann"}, NAMES, "mail Ann Lee") is None
+    task = "Hotels in San Francisco Bay"
+    assert whole_names({"model": "San", "location": "Francisco Bay"}, NAMES, task) is None  # the rest is taken
+    assert whole_names({"model": "San"}, NAMES, task) == {"model": "San Francisco Bay"}
+    assert "whole_names" in VALUE_TECHNIQUES and LocalChatModel().whole_names is True

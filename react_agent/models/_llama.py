@@ -395,6 +395,9 @@ class LocalChatModel(BaseChatModel):
     sibling_order: bool = True
     """Numbered sibling arguments (``place1``/``place2``, ``pointA``/``pointB``) with string values the task names
     take them in the order the task names them (:func:`react_agent._values.sibling_order`)."""
+    whole_names: bool = True
+    """A free-text value the task writes as the start of a longer capitalised name grows to the whole name
+    ("Gibson" -> "Gibson Les Paul"; :func:`react_agent._values.whole_names`)."""
     implied_options: bool = True
     """Optional arguments the call left out but the task asks for in words are added: a boolean whose name's
     words the task writes (not after a negation) is true, a string whose description quotes its values takes
