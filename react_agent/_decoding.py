@@ -305,10 +305,13 @@ NUMBER_WORDS: dict[str, int] = {
     **{word: value for value, word in enumerate(_UNITS_EN)}, **_TENS_EN,
     "hundred": 100, "thousand": 1000, "twice": 2, "thrice": 3, "dozen": 12, "single": 1, "double": 2,
     "triple": 3, "дважды": 2, "трижды": 3, "дюжина": 12, "дюжину": 12,
+    "annually": 1, "yearly": 1, "semiannually": 2, "biannually": 2, "quarterly": 4, "monthly": 12, "weekly": 52,
+    "daily": 365, "ежегодно": 1, "ежеквартально": 4, "ежемесячно": 12, "еженедельно": 52, "ежедневно": 365,
     **{word: value for value, words in _RU.items() for word in words.split()},
 }
 """Numbers a task spells out (English and Russian, lower case): units, tens, "hundred", "twice", "dozen",
-"double" ...; a hyphenated ``twenty-five`` is 25 (:func:`spelled_numbers`)."""
+"double" ..., and how often a year ("quarterly" 4, "monthly" 12: compounding periods); a hyphenated
+``twenty-five`` is 25 (:func:`spelled_numbers`)."""
 _SPELLED = re.compile(r"(?<![\w-])(" + "|".join(sorted(_TENS_EN, key=len, reverse=True)) + r")-("
                       + "|".join(_UNITS_EN[1:10]) + r")(?![\w-])|(?<![\w-])([^\W\d_]+)(?![\w-])",
                       re.IGNORECASE)

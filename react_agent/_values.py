@@ -51,6 +51,7 @@ __all__ = [
     "named_enums",
     "number_mentions",
     "omitted_unmentioned",
+    "overlapping_optionals",
     "percent_rates",
     "shared_values",
     "sibling_order",
@@ -261,6 +262,35 @@ def shared_values(args: Any, args_schema: Mapping[str, Any], source: str) -> lis
     return pairs
 
 
+def overlapping_optionals(args: Any, args_schema: Mapping[str, Any], source: str) -> list[str]:
+    """The optional free-text arguments whose value holds another argument's value or is held in it (``county``
+    "Santa Clara" and ``state`` "Santa Clara County") although the task writes the longer value once: the
+    model copied a sibling's span into an option it has no value for."""
+    props = call_properties(args, args_schema)
+    if props is None:
+        return []
+    required = required_fields(args_schema)
+    texts = {n: v for n, v in args.items() if isinstance(v, str) and len(v.strip()) >= MIN_OVERLAP
+             and isinstance(props.get(n), Mapping) and _scalar_kind(props[n]) == "string"}
+    out = []
+    for name, value in texts.items():
+        if name in required:
+            continue
+        for other, theirs in texts.items():
+            if other == name or _key(value) == _key(theirs):
+                continue
+            a, b = value.casefold(), theirs.casefold()
+            longer = value if len(a) > len(b) else theirs
+            if (a in b or b in a) and _occurrences(longer, source) < 2:
+                out.append(name)
+                break
+    return out
+
+
+MIN_OVERLAP = 3
+"""Characters a value needs before :func:`overlapping_optionals` compares it (short ones overlap by chance)."""
+
+
 def distinct_schema(args: Mapping[str, Any], args_schema: Mapping[str, Any], name: str,
                     source: str) -> dict[str, Any] | None:
     """The schema to decode the arguments again with: every argument of ``args`` but ``name`` fixed to its
@@ -371,7 +401,9 @@ def whole_names(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[
     """``args`` with each free-text string that the task writes as the start of a longer capitalised name grown
     to the whole name ("Gibson" -> "Gibson Les Paul", "Louvre" -> "Louvre Museum"), or ``None`` when nothing
     changes. Only a value that starts with a capital letter, occurs once in the task, and is followed there
-    by further capitalised words; the name stops at a possessive ("The Weeknd's") and at punctuation."""
+    by further capitalised words; the name stops at a possessive ("The Weeknd's") and at punctuation. A value
+    the task writes only cut inside a word, once, grows to the end of that word ("land dispute" -> "land
+    disputes")."""
     props = call_properties(args, args_schema)
     if props is None:
         return None
@@ -379,11 +411,16 @@ def whole_names(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[
     for name, value in args.items():
         sub = props.get(name)
         if not (isinstance(value, str) and isinstance(sub, Mapping) and _scalar_kind(sub) == "string"
-                and "pattern" not in sub and "format" not in sub
-                and value[:1].isupper() and value.strip() == value):
+                and "pattern" not in sub and "format" not in sub and value.strip() == value and value):
             continue
         found = [m.start() for m in re.finditer(r"(?<!\w)" + re.escape(value) + r"(?!\w)", source)]
-        if len(found) != 1:
+        if not found and value[-1:].isalpha():  # cut inside a word: "land dispute" for "land disputes"
+            cut = list(re.finditer(r"(?<!\w)" + re.escape(value) + r"\w+", source, re.IGNORECASE))
+            if len(cut) == 1 and not any(isinstance(v, str) and v and v in cut[0].group() and v != value
+                                         for v in args.values()):
+                changed[name] = cut[0].group()
+            continue
+        if len(found) != 1 or not value[:1].isupper():
             continue
         start, end = _name_run(source, found[0], found[0] + len(value))
         grown = source[start:end]
@@ -613,6 +650,8 @@ def corrected(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: s
         if name in values:
             out = fix(out, args_schema, source) or out
     if "distinct_values" in values:
+        overlapping = overlapping_optionals(out, args_schema, source)
+        out = {k: v for k, v in out.items() if k not in overlapping}
         required = required_fields(args_schema)
         for first, second in shared_values(out, args_schema, source):
             if first not in out or second not in out:

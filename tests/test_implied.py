@@ -25,6 +25,7 @@ from react_agent._values import (
     corrected,
     implied_options,
     number_mentions,
+    overlapping_optionals,
     sibling_order,
     task_numbers,
     whole_names,
@@ -76,6 +77,7 @@ def test_spelled_numbers_are_read_in_english_and_russian() -> None:
     assert text[six[1]:six[2]] == "six"
     assert spelled_numbers("someone is alone; the sixth; oneself") == []  # whole words only
     assert spelled_numbers("nothing here") == []
+    assert [v for v, _, _ in spelled_numbers("compounded quarterly, paid monthly, ежемесячно")] == [4, 12, 12]
 
 
 def test_spelled_numbers_count_as_written_numbers() -> None:
@@ -290,3 +292,24 @@ def test_whole_names_skips_patterned_fields_and_a_sibling_that_has_the_rest() ->
     assert whole_names({"model": "San", "location": "Francisco Bay"}, NAMES, task) is None  # the rest is taken
     assert whole_names({"model": "San"}, NAMES, task) == {"model": "San Francisco Bay"}
     assert "whole_names" in VALUE_TECHNIQUES and LocalChatModel().whole_names is True
+
+
+def test_whole_names_completes_a_value_cut_inside_a_word() -> None:
+    task = "Find state law cases related to land disputes in New York."
+    assert whole_names({"model": "land dispute"}, NAMES, task) == {"model": "land disputes"}
+    assert whole_names({"model": "land disputes"}, NAMES, task) is None
+    assert whole_names({"model": "dispute"}, NAMES, "disputes and disputed claims") is None  # twice: which one?
+    assert whole_names({"model": "land dispute", "location": "land disputes"}, NAMES, task) is None
+
+
+def test_an_optional_value_overlapping_a_siblings_is_dropped() -> None:
+    schema = _schema({"entity": {"type": "string"}, "county": {"type": "string"}, "state": {"type": "string"}},
+                     ["entity", "county"])
+    task = "Search for current lawsuits filed against Apple in Santa Clara County."
+    args = {"entity": "Apple", "county": "Santa Clara", "state": "Santa Clara County"}
+    assert overlapping_optionals(args, schema, task) == ["state"]
+    assert corrected(args, schema, task, ["distinct_values"]) == {"entity": "Apple", "county": "Santa Clara"}
+    twice = "Lawsuits in Santa Clara County, Santa Clara County courts"
+    assert overlapping_optionals(args, schema, twice) == []  # the task writes it twice: both may be meant
+    assert overlapping_optionals({**args, "state": "California"}, schema, task) == []
+    assert overlapping_optionals({"entity": "Apple", "county": "CA", "state": "CA County"}, schema, task) == []
