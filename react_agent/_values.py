@@ -246,20 +246,42 @@ def _scalar_kind(schema: Mapping[str, Any]) -> str | None:
 
 def shared_values(args: Any, args_schema: Mapping[str, Any], source: str) -> list[tuple[str, str]]:
     """Pairs ``(first, second)`` of free-text or number arguments (in the schema's order) that have the same
-    value although the task writes that value only once: one of the two is wrong."""
+    value although the task writes that value only once: one of the two is wrong, and ``second`` is decoded
+    again. A number and its fraction count as the same value when the task writes the number once as a
+    percentage ("5%": a rate 0.05 and an amount 5); the pair is then ``(the rate, the other)``."""
     props = call_properties(args, args_schema)
     if props is None:
         return []
     names = [n for n in props if n in args and isinstance(props[n], Mapping) and _scalar_kind(props[n])
              and ((isinstance(args[n], str) and args[n].strip()) or _is_number(args[n]))]
     pairs = []
+    percents = {value for value, is_percent, _, _ in number_mentions(source) if is_percent}
     for i, first in enumerate(names):
         for second in names[i + 1:]:
-            if _scalar_kind(props[first]) != _scalar_kind(props[second]) or _key(args[first]) != _key(args[second]):
+            if _scalar_kind(props[first]) != _scalar_kind(props[second]):
                 continue
-            if _occurrences(args[first], source) < 2:
+            if _key(args[first]) == _key(args[second]):
+                if _occurrences(args[first], source) < 2:
+                    pairs.append((first, second))
+                continue
+            twin = _percent_twin(args[first], args[second], percents)
+            if twin == "second" and _occurrences(args[first], source) < 2:
+                pairs.append((second, first))  # "5%": the rate keeps 0.05, the other argument is decoded again
+            elif twin == "first" and _occurrences(args[second], source) < 2:
                 pairs.append((first, second))
     return pairs
+
+
+def _percent_twin(a: Any, b: Any, percents: set[float]) -> str | None:
+    """Which of two numbers is the fraction of the other when the task writes the other as a percentage
+    ("5%": 5 and 0.05): ``"first"`` or ``"second"``, else ``None``."""
+    if not (_is_number(a) and _is_number(b)):
+        return None
+    if float(a) in percents and round(float(a) / 100, 10) == float(b):
+        return "second"
+    if float(b) in percents and round(float(b) / 100, 10) == float(a):
+        return "first"
+    return None
 
 
 def overlapping_optionals(args: Any, args_schema: Mapping[str, Any], source: str) -> list[str]:
@@ -656,7 +678,8 @@ def corrected(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: s
         for first, second in shared_values(out, args_schema, source):
             if first not in out or second not in out:
                 continue
-            optional = [n for n in (second, first) if n not in required]
+            twin = _key(out[first]) != _key(out[second])  # a rate and the percentage it was read from
+            optional = [n for n in ((second,) if twin else (second, first)) if n not in required]
             if optional:  # an optional argument that copies another one: its default is the better guess
                 out.pop(optional[0])
                 continue

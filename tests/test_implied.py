@@ -26,6 +26,7 @@ from react_agent._values import (
     implied_options,
     number_mentions,
     overlapping_optionals,
+    shared_values,
     sibling_order,
     task_numbers,
     whole_names,
@@ -313,3 +314,27 @@ def test_an_optional_value_overlapping_a_siblings_is_dropped() -> None:
     assert overlapping_optionals(args, schema, twice) == []  # the task writes it twice: both may be meant
     assert overlapping_optionals({**args, "state": "California"}, schema, task) == []
     assert overlapping_optionals({"entity": "Apple", "county": "CA", "state": "CA County"}, schema, task) == []
+
+
+def test_a_percentage_feeds_the_rate_and_not_another_number_too() -> None:
+    props = {"present_value": {"type": "integer"}, "annual_interest_rate": {"type": "number"},
+             "time_years": {"type": "integer"}}
+    schema = _schema(props, list(props))
+    task = "Future value of a $5000 investment with an annual interest rate of 5% in 3 years."
+    args = {"present_value": 5, "annual_interest_rate": 0.05, "time_years": 3}
+    assert shared_values(args, schema, task) == [("annual_interest_rate", "present_value")]
+    assert shared_values({**args, "present_value": 5000}, schema, task) == []
+    retried: list[Mapping[str, Any]] = []
+
+    def redecode(retry: Mapping[str, Any]) -> Any:
+        retried.append(retry)
+        return {"present_value": 5000, "annual_interest_rate": 0.05, "time_years": 3}
+
+    assert corrected(args, schema, task, ["distinct_values"], redecode=redecode) == {
+        **args, "present_value": 5000}
+    assert retried[0]["properties"]["present_value"]["enum"] == [3, 5000]  # not 5 again
+    optional_rate = _schema(props, ["present_value", "time_years"])
+    assert corrected(args, optional_rate, task, ["distinct_values"], redecode=redecode)["annual_interest_rate"] == 0.05
+    optional_amount = _schema(props, ["annual_interest_rate", "time_years"])
+    assert corrected(args, optional_amount, task, ["distinct_values"]) == {"annual_interest_rate": 0.05,
+                                                                           "time_years": 3}
