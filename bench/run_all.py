@@ -142,6 +142,32 @@ def header(results: dict[str, dict[str, Any]]) -> str:
     ])
 
 
+BFCL_SLICES = (("s5", "the default slice (offset 0)"), ("s5-heldout", "held-out slice 1 (offset 3)"),
+               ("s5-fresh", "held-out slice 2 (offset 1, first run only after the techniques were fixed)"))
+"""The ablation variants of today's local-model defaults, one per 40-case slice of each category."""
+
+
+def bfcl_headline(ablation: list[dict[str, Any]]) -> list[str]:
+    """One line per slice of today's defaults (:data:`BFCL_SLICES`) and one over all of them together."""
+    rows = {v.get("variant"): v for v in ablation}
+    found = [(label, rows[name]) for name, label in BFCL_SLICES if name in rows]
+    if not found:
+        return []
+    lines = []
+    total: dict[str, list[int]] = {}
+    for label, entry in found:
+        cats = {c: s for c, s in entry["categories"].items() if c != "all"}
+        for c, s in cats.items():
+            total.setdefault(c, [0, 0])
+            total[c][0] += s["correct"]
+            total[c][1] += s["n"]
+        lines.append(f"  - {label}: " + ", ".join(f"{c} {s['correct']}/{s['n']} ({100 * s['accuracy']:.0f} %)"
+                                                  for c, s in cats.items()))
+    pooled = ", ".join(f"{c} {k}/{n} ({100 * k / n:.0f} %)" for c, (k, n) in total.items() if n)
+    return ["- BFCL with today's local-model defaults (react_agent protocol; targets: simple_python >= 60 %, "
+            f"multiple >= 40 %, irrelevance >= 50 %): over {len(found)} slices of 40 cases, {pooled}.", *lines]
+
+
 def headline(results: dict[str, dict[str, Any]]) -> list[str]:
     out = []
     if "bfcl" in results:
@@ -150,14 +176,7 @@ def headline(results: dict[str, dict[str, Any]]) -> list[str]:
                  for p, s in cats.items()]
         out.append(f"- BFCL first decision with the embedded 270M model ({cats[next(iter(cats))]['n']} cases): "
                    + "; ".join(parts) + ".")
-        final = next((v for v in results["bfcl"].get("ablation") or [] if v.get("variant") == "final"), None)
-        if final is not None:
-            per = [f"{c} {s['correct']}/{s['n']} ({100 * s['accuracy']:.0f} %)" for c, s in final["categories"].items()]
-            held = next((v for v in results["bfcl"].get("ablation") or [] if v.get("variant") == "heldout-final"), None)
-            unseen = "" if held is None else "; on a held-out slice the techniques were not developed on: " + ", ".join(
-                f"{c} {s['correct']}/{s['n']} ({100 * s['accuracy']:.0f} %)" for c, s in held["categories"].items())
-            out.append("- BFCL with today's local-model defaults (react_agent protocol): " + ", ".join(per) + unseen
-                       + " (targets: simple_python >= 60 %, multiple >= 40 %, irrelevance >= 50 %).")
+        out += bfcl_headline(results["bfcl"].get("ablation") or [])
     if "parsers" in results:
         r = results["parsers"]["results"]
         parts = [f"{p['label'].replace('`', '').replace(' get_tool_call_from_text', '')} {p['counts']['correct']}"

@@ -135,3 +135,19 @@ def test_drop_runs_the_model_only_where_the_technique_can_act(tmp_path: Path, mo
     assert len(bfcl.run_ablation(files=[(path, None)], limit=None, variants=[base, dropped], records_path=records,
                                  progress=False, copied={"full-commit_named": ("full", "commit_named")})) == 4
     assert ran == ["simple_python_0"] and len(bfcl.read_records(records)) == 4  # nothing run twice
+
+
+def test_the_benchmarks_headline_gives_every_slice_and_their_sum() -> None:
+    from bench.run_all import bfcl_headline
+
+    def entry(variant: str, simple: int, irrelevance: int) -> dict[str, object]:
+        return {"variant": variant, "categories": {
+            "simple_python": {"correct": simple, "n": 40, "accuracy": simple / 40},
+            "irrelevance": {"correct": irrelevance, "n": 40, "accuracy": irrelevance / 40},
+            "all": {"correct": simple + irrelevance, "n": 80, "accuracy": (simple + irrelevance) / 80}}}
+
+    lines = bfcl_headline([entry("s5", 26, 30), entry("other", 1, 1), entry("s5-fresh", 20, 34)])
+    assert "over 2 slices of 40 cases, simple_python 46/80 (58 %), irrelevance 64/80 (80 %)" in lines[0]
+    assert lines[1].startswith("  - the default slice (offset 0): simple_python 26/40 (65 %)")
+    assert lines[2].startswith("  - held-out slice 2") and len(lines) == 3
+    assert bfcl_headline([entry("other", 1, 1)]) == []
