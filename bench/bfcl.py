@@ -796,10 +796,11 @@ def record_ablation(config: dict[str, Any], results: dict[str, Any], *, out_dir:
     path = (out_dir or _common.RESULTS) / f"{NAME}.json"
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"benchmark": NAME}
     entry = ablation_entry(config, results)
-    key = (entry["variant"], entry["prompts"], entry["examples"], json.dumps(entry["techniques"], sort_keys=True),
-           entry["limit"])
-    rows = [r for r in data.get("ablation", []) if (r.get("variant"), r.get("prompts"), r.get("examples"),
-            json.dumps(r.get("techniques"), sort_keys=True), r.get("limit")) != key]
+    def key(row: dict[str, Any]) -> tuple[Any, ...]:  # techniques by the ones on: a flag added later is off
+        on = sorted(flag for flag, value in (row.get("techniques") or {}).items() if value)
+        return row.get("variant"), row.get("prompts"), row.get("examples"), on, row.get("limit")
+
+    rows = [r for r in data.get("ablation", []) if key(r) != key(entry)]
     data["ablation"] = [*rows, entry]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -151,3 +151,18 @@ def test_the_benchmarks_headline_gives_every_slice_and_their_sum() -> None:
     assert lines[1].startswith("  - the default slice (offset 0): simple_python 26/40 (65 %)")
     assert lines[2].startswith("  - held-out slice 2") and len(lines) == 3
     assert bfcl_headline([entry("other", 1, 1)]) == []
+
+
+def test_a_rerecorded_variant_replaces_its_row_even_after_a_flag_was_added(tmp_path: Path) -> None:
+    from bench.bfcl import record_ablation
+
+    results = {"model": "m", "seconds": 1.0, "categories": {}, "records": [],
+               "model_settings": {"two_stage": True, "grounding": False}}
+    config = {"lang": "en-compact", "examples": "generated", "limit": 40, "variant": "final"}
+    record_ablation(config, results, out_dir=tmp_path)
+    later = {**results, "model_settings": {"two_stage": True, "grounding": False, "whole_names": False}}
+    path = record_ablation(config, later, out_dir=tmp_path)
+    assert [r["variant"] for r in json.loads(path.read_text(encoding="utf-8"))["ablation"]] == ["final"]
+    other = {**results, "model_settings": {"two_stage": True, "grounding": True}}
+    path = record_ablation(config, other, out_dir=tmp_path)
+    assert len(json.loads(path.read_text(encoding="utf-8"))["ablation"]) == 2  # other techniques: another row
