@@ -45,6 +45,7 @@ __all__ = [
     "grounding_source",
     "is_grounded",
     "named_tools",
+    "opening_turn",
     "relevant_tools",
     "required_fields",
     "schema_types",
@@ -560,6 +561,17 @@ def relevant_tools(descriptions: Mapping[str, str], source: str) -> list[str] | 
     scores = {name: len(stems & task) for name, stems in tools.items()}
     best = max(scores.values())
     return [name for name, score in scores.items() if score == best] if best > 0 else []
+
+
+def opening_turn(prompt: str, markers: Sequence[str] = _TURN_MARKERS) -> bool:
+    """Whether ``prompt`` asks for the first answer of a task: its current turn repeats a line of the worked
+    examples before it (the empty history, "No history yet", that an example shows too), which a turn with
+    history entries does not. ``False`` without worked examples or a turn marker: nothing tells."""
+    best, _ = _turn_start(prompt, markers)
+    if best < 0:
+        return False
+    shared = {line.strip() for line in _LABEL.sub("", prompt[:best]).splitlines()} - {""}
+    return any(line.strip() in shared for line in grounding_source(prompt, markers).splitlines() if line.strip())
 
 
 COMMIT_WORDS = 2

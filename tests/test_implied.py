@@ -13,11 +13,13 @@ from langchain_core.tools import StructuredTool
 from react_agent import ConfigError, ReactAgent, RunState
 from react_agent._decoding import (
     named_tools,
+    opening_turn,
     should_abstain,
     spelled_numbers,
     ungrounded,
     with_argument_descriptions,
 )
+from react_agent._fewshot import examples_for_tools
 from react_agent._schema import answer_schema
 from react_agent._types import FINISH
 from react_agent._values import (
@@ -62,8 +64,11 @@ def _offered(schema: Mapping[str, Any]) -> list[str]:
     return [b["properties"]["action"]["const"] for b in schema["anyOf"]]
 
 
-def _prompt(task: str, tools: list[StructuredTool]) -> str:
-    agent = ReactAgent(ScriptedChatModel(["unused"]), tools, prompts="en-compact")
+def _prompt(task: str, tools: list[StructuredTool], *, examples: bool = True) -> str:
+    """The compact prompt for ``task``, with worked examples generated from ``tools`` (as the demo and the
+    benchmark use them) unless ``examples`` is false."""
+    agent = ReactAgent(ScriptedChatModel(["unused"]), tools, prompts="en-compact",
+                       examples=examples_for_tools(tools) if examples else ())
     [message] = agent.build_messages(RunState(task))
     return str(message.content) + "\n"
 
@@ -123,12 +128,36 @@ def test_commit_named_withholds_finish_on_the_opening_turn() -> None:
     assert FINISH in _offered(off.calls[0][1])
 
 
+def _after_a_step(prompt: str, entry: str) -> str:
+    """``prompt`` with the current turn's empty history replaced by ``entry``."""
+    head, marker, turn = prompt.rpartition("Now your turn")
+    return head + marker + turn.replace("No history yet", entry)
+
+
+def test_opening_turn_is_told_by_the_examples_empty_history() -> None:
+    prompt = _prompt("Please book a room at The Plaza for 2 nights.", [BOOK, WEATHER])
+    assert opening_turn(prompt)
+    assert not opening_turn(_after_a_step(prompt, "Step 1 gave: ok"))  # a history template of one's own
+    assert not opening_turn(_prompt("Please book a room.", [BOOK, WEATHER], examples=False))  # nothing tells
+    assert not opening_turn("no marker at all")
+
+
 def test_commit_named_offers_finish_once_the_tool_was_called_or_when_nothing_is_named() -> None:
-    called = _prompt("Please book a room at The Plaza for 2 nights.", [BOOK, WEATHER]).replace(
-        "No history yet", "Iteration 1: you called book_room({\"hotel\": \"The Plaza\", \"nights\": 2}). Result: ok")
+    called = _after_a_step(_prompt("Please book a room at The Plaza for 2 nights.", [BOOK, WEATHER]),
+                           "Iteration 1: you called book_room({\"hotel\": \"The Plaza\", \"nights\": 2}). Result: ok")
     script = _Script('{"thought": "t", "action": "FINISH", ', '"Booked."}')
     _staged_answer(script, called, answer_schema([BOOK, WEATHER]), two_stage=True, commit_named=True, grounding=False)
     assert FINISH in _offered(script.calls[0][1])
+
+    hidden = _Script('{"thought": "t", "action": "FINISH", ', '"Booked."}')  # no tool name in its history
+    _staged_answer(hidden, _after_a_step(_prompt("Please book a room at The Plaza.", [BOOK, WEATHER]), "Done: ok"),
+                   answer_schema([BOOK, WEATHER]), two_stage=True, commit_named=True, grounding=False)
+    assert FINISH in _offered(hidden.calls[0][1])
+
+    bare = _Script('{"thought": "t", "action": "FINISH", ', '"Booked."}')  # no worked examples
+    _staged_answer(bare, _prompt("Please book a room at The Plaza.", [BOOK, WEATHER], examples=False),
+                   answer_schema([BOOK, WEATHER]), two_stage=True, commit_named=True, grounding=False)
+    assert FINISH in _offered(bare.calls[0][1])
 
     other = _Script('{"thought": "t", "action": "FINISH", ', '"Paris."}')
     _staged_answer(other, _prompt("What is the capital of France?", [BOOK, WEATHER]), answer_schema([BOOK, WEATHER]),

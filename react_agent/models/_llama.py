@@ -63,6 +63,7 @@ from react_agent._decoding import (
     filled_enums,
     grounded_schema,
     named_tools,
+    opening_turn,
     relevant_tools,
     should_abstain,
     task_text,
@@ -366,10 +367,12 @@ class LocalChatModel(BaseChatModel):
     ``preselect`` skips."""
 
     commit_named: bool = True
-    """While the task names a tool (two content words of its name, "book a room" for ``book_room``) that the
-    history does not show called yet, FINISH is not offered: a small model otherwise "answers" such a task
-    from its own knowledge without acting (:func:`react_agent._decoding.named_tools`; ``abstain`` may
-    still answer FINISH when the call's required values are invented; plain prompt format only)."""
+    """On the opening turn of a task that names a tool (two content words of its name, "book a room" for
+    ``book_room``), FINISH is not offered: a small model otherwise "answers" such a task from its own
+    knowledge without acting. The opening turn is told by the empty history the worked examples show too
+    (:func:`react_agent._decoding.opening_turn`; without worked examples this never acts) and by no tool name
+    in the turn (:func:`react_agent._decoding.named_tools`); ``abstain`` may still answer FINISH when the
+    call's required values are invented; plain prompt format only."""
     ground_numbers: bool = True
     """With ``grounding``: a number argument the task does not write is decoded again too, restricted to the
     numbers the task writes (a percentage also as its fraction)."""
@@ -629,8 +632,8 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     ``abstain_unrelated``): the actions offered at all are the tools most related to the task (:func:`_offered`);
     when that leaves only FINISH, its answer text is as short as an abstaining one. ``fill_enums``: optional
     ``enum`` arguments the task names are added at the end (:func:`react_agent._decoding.filled_enums`).
-    ``commit_named``: while the task names a tool it has not called yet
-    (:func:`react_agent._decoding.named_tools`), the model may not choose FINISH; abstaining still may.
+    ``commit_named``: on the opening turn (:func:`react_agent._decoding.opening_turn`) of a task that names a
+    tool (:func:`react_agent._decoding.named_tools`), the model may not choose FINISH; abstaining still may.
     ``values``: the argument-value techniques switched on (:data:`VALUE_TECHNIQUES`): ``bounded_lists``
     bounds the lists of every action's schema, ``ground_numbers`` adds invented numbers to grounding's
     suspects, and the others correct the arguments after grounding and before abstaining (:func:`_corrected`).
@@ -648,7 +651,7 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
         actions[FINISH] = {**actions[FINISH], "maxLength": _ABSTAIN_ANSWER_LENGTH}
     if isinstance(schema.get("$defs"), Mapping):  # hoisted recursive definitions: every stage needs them
         actions = {name: {**args, "$defs": schema["$defs"]} for name, args in actions.items()}
-    if commit_named and not unrelated and FINISH in actions \
+    if commit_named and not unrelated and FINISH in actions and opening_turn(prompt) \
             and set(named_tools(every, asked)) & set(actions):
         logger.debug("the task names a tool it has not called yet: FINISH is not offered")
         schema = {**schema, "anyOf": [b for b in schema["anyOf"] if b["properties"]["action"]["const"] != FINISH]}
