@@ -170,7 +170,8 @@ def anchored_numbers(args: Any, args_schema: Mapping[str, Any], source: str) -> 
     previous number: "decay rate of 0.1") or among the two words after it ("for 1 year"). Only a name that
     is next to exactly one value is used, only when the value fits the type (a whole number for an
     integer), and the argument must be in the call or required; a number next to the names of two
-    arguments ("base and height as 6 and 10") is next to neither.
+    arguments ("base and height as 6 and 10") is next to neither. An argument whose name is next to no
+    number is looked for by the first words of its description instead ("mu": "Mean of ..." -> "mean 0").
     """
     props = call_properties(args, args_schema)
     if props is None:
@@ -178,12 +179,28 @@ def anchored_numbers(args: Any, args_schema: Mapping[str, Any], source: str) -> 
     required = required_fields(args_schema)
     names = [n for n, sub in props.items() if isinstance(sub, Mapping) and _numeric(sub)
              and (n in required or (n in args and _is_number(args[n])))]
+    mentions = number_mentions(source)
     stems = {n: content_stems(n) for n in names}
-    near: dict[str, set[float]] = {n: set() for n in names}
-    for value, _, before, after in number_mentions(source):
-        named = [n for n in names if _covers(stems[n], before) or _covers(stems[n], after)]
-        if len(named) == 1:  # "base and height as 6cm and 10cm" names two: no anchor
-            near[named[0]].add(value)
+    changed = _anchored(names, props, args, _near(names, stems, mentions, stems))
+    heads = {n: head for n in names if n not in changed and (head := _description_head(props[n]))
+             and not _near([n], stems, mentions, stems)[n]}
+    if heads:  # "mu": "Mean of the normal distribution." is next to "mean 0"
+        by_head = _anchored(list(heads), props, args, _near(list(heads), heads, mentions, stems))
+        while True:  # never a value another argument keeps (one that moves too, as in a swap, is free)
+            after = {**args, **changed, **by_head}
+            kept = {n: v for n, v in by_head.items()
+                    if not any(o != n and _is_number(w) and float(w) == float(v) for o, w in after.items())}
+            if kept == by_head:
+                break
+            by_head = kept
+        changed.update(by_head)
+    return {**args, **changed} if changed else None
+
+
+def _anchored(names: list[str], props: Mapping[str, Any], args: Mapping[str, Any],
+              near: Mapping[str, set[float]]) -> dict[str, Any]:
+    """The new values of the ``names`` next to exactly one number that fits their type and differs from the
+    call's value."""
     changed: dict[str, Any] = {}
     for name in names:
         sub, found = props[name], near[name]
@@ -193,7 +210,42 @@ def anchored_numbers(args: Any, args_schema: Mapping[str, Any], source: str) -> 
         if not _fits(value, sub) or (name in args and float(args[name]) == value):
             continue
         changed[name] = _as_json_number(value, sub)
-    return {**args, **changed} if changed else None
+    return changed
+
+
+def _near(names: list[str], stems: Mapping[str, set[str]], mentions: list[tuple[float, bool, list[str], list[str]]],
+          every: Mapping[str, set[str]]) -> dict[str, set[float]]:
+    """The numbers each of ``names`` is next to (all its ``stems`` among the words around the number); a number
+    next to two of them, or next to another argument's name (``every``: name stems of all arguments), counts
+    for none."""
+    near: dict[str, set[float]] = {n: set() for n in names}
+    for value, _, before, after in mentions:
+        named = [n for n in names if _covers(stems[n], before) or _covers(stems[n], after)]
+        if len(named) != 1:  # "base and height as 6cm and 10cm" names two: no anchor
+            continue
+        others = [o for o, st in every.items() if o != named[0] and (_covers(st, before) or _covers(st, after))]
+        if not others:
+            near[named[0]].add(value)
+    return near
+
+
+def _description_head(schema: Mapping[str, Any]) -> set[str]:
+    """The first content words of an argument's description, up to the first function word ("Mean of the
+    normal distribution." -> mean; "Standard deviation of ..." -> standard, deviation); empty without one."""
+    description = schema.get("description")
+    if not isinstance(description, str):
+        return set()
+    head: list[str] = []
+    for word in re.findall(r"[^\W\d_]+", description.casefold()):
+        stems = content_stems(word)
+        if not stems:
+            if head:
+                break
+            continue
+        head.append(word)
+        if len(head) == 2:
+            break
+    return content_stems(" ".join(head))
 
 
 def percent_rates(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
@@ -370,7 +422,8 @@ def sibling_order(args: Any, args_schema: Mapping[str, Any], source: str) -> dic
     """``args`` with the string values of numbered siblings (``place1``/``place2``, ``pointA``/``pointB``) put in
     the order the task names them ("between San Francisco and Sydney" -> ``place1="San Francisco"``), or
     ``None`` when nothing changes. Only when every sibling's value is a string the task names, each at its
-    own place."""
+    own place. The items of a list (all strings or all numbers) that the task writes each exactly once are
+    put in the order it writes them ("2nd, 3rd and 4th floors": ``[2, 4, 3]`` -> ``[2, 3, 4]``)."""
     props = call_properties(args, args_schema)
     if props is None:
         return None
@@ -381,6 +434,16 @@ def sibling_order(args: Any, args_schema: Mapping[str, Any], source: str) -> dic
             groups.setdefault(indexed[0], []).append((indexed[1], name))
     folded = source.casefold()
     changed: dict[str, Any] = {}
+    numbers = [value for value, _, _, _ in number_mentions(source)]
+    for name, value in args.items():  # a list whose items the task writes, each once: in the task's order
+        if isinstance(value, list) and len(value) > 1 and name in props and all(
+                (isinstance(v, str) and v.strip()) or _is_number(v) for v in value):
+            places = [numbers.index(float(v)) if _is_number(v) and numbers.count(float(v)) == 1
+                      else folded.find(v.casefold()) if isinstance(v, str) and folded.count(v.casefold()) == 1
+                      else -1 for v in value]
+            kinds = {isinstance(v, str) for v in value}
+            if min(places) >= 0 and len(kinds) == 1 and len(set(places)) == len(places) and places != sorted(places):
+                changed[name] = [v for _, v in sorted(zip(places, value, strict=True))]
     for members in groups.values():
         if len(members) < 2 or len({i for i, _ in members}) != len(members):
             continue

@@ -24,6 +24,7 @@ from react_agent._schema import answer_schema
 from react_agent._types import FINISH
 from react_agent._values import (
     VALUE_TECHNIQUES,
+    anchored_numbers,
     corrected,
     implied_options,
     number_mentions,
@@ -367,3 +368,40 @@ def test_a_percentage_feeds_the_rate_and_not_another_number_too() -> None:
     optional_amount = _schema(props, ["annual_interest_rate", "time_years"])
     assert corrected(args, optional_amount, task, ["distinct_values"]) == {"annual_interest_rate": 0.05,
                                                                            "time_years": 3}
+
+
+# --------------------------------------------------------------------------- anchors from descriptions, list order
+
+
+def test_a_number_is_anchored_by_its_descriptions_first_words_when_its_name_says_nothing() -> None:
+    schema = _schema({"mu": {"type": "integer", "description": "Mean of the normal distribution."},
+                      "sigma": {"type": "integer", "description": "Standard deviation of the distribution."}},
+                     ["mu", "sigma"])
+    task = "Generate a random number from a normal distribution with mean 0 and standard deviation 1."
+    assert anchored_numbers({"mu": 1, "sigma": 0}, schema, task) == {"mu": 0, "sigma": 1}  # a swap is free
+
+
+def test_a_description_anchor_never_takes_a_value_another_argument_keeps_or_names() -> None:
+    props = {"num_trials": {"type": "integer", "description": "Number of independent experiments."},
+             "num_success": {"type": "integer", "description": "Number of times the event occurred."},
+             "prob_success": {"type": "number", "description": "Probability of the event."}}
+    task = "Probability of observing 60 heads if I flip a coin 100 times with probability of heads 0.5."
+    args = {"num_success": 60, "num_trials": 100, "prob_success": 0.5}
+    assert anchored_numbers(args, _schema(props, list(props)), task) is None
+    area = _schema({"base": {"type": "integer", "description": "The length of the base."},
+                    "height": {"type": "integer", "description": "The height of the triangle."}}, ["base", "height"])
+    task = "Area of a triangle given its base and height as 6cm and 10cm."
+    assert anchored_numbers({"base": 6, "height": 10}, area, task) is None  # 6 is next to two names
+
+
+def test_list_items_the_task_writes_once_follow_its_order() -> None:
+    schema = _schema({"floors": {"type": "array", "items": {"type": "integer"}},
+                      "topics": {"type": "array", "items": {"type": "string"}}}, [])
+    task = "Structural analysis for the 2nd, 3rd and 4th floors on behaviour and group dynamics"
+    assert sibling_order({"floors": [2, 4, 3]}, schema, task) == {"floors": [2, 3, 4]}
+    assert sibling_order({"topics": ["group dynamics", "behaviour"]}, schema, task) == {
+        "topics": ["behaviour", "group dynamics"]}
+    assert sibling_order({"floors": [2, 3, 4]}, schema, task) is None  # already in order
+    assert sibling_order({"floors": [2, 5]}, schema, task) is None  # 5 is not in the task
+    assert sibling_order({"floors": [4, 2]}, schema, "floors 2, 4 and 2 again") is None  # 2 twice: unclear
+    assert sibling_order({"topics": ["dynamics", 3]}, schema, task) is None  # mixed kinds
