@@ -143,7 +143,6 @@ def header(results: dict[str, dict[str, Any]]) -> str:
 
 
 BFCL_SLICES = (("final0", "the default slice (offset 0)"), ("final3", "held-out slice (offset 3)"),
-               ("final1", "held-out slice (offset 1)"),
                ("final2", "validation slice (offset 2, never looked at before this run)"))
 """The ablation variants of today's local-model defaults, one per 40-case slice of each category."""
 
