@@ -44,6 +44,7 @@ __all__ = [
     "grounded_schema",
     "grounding_source",
     "is_grounded",
+    "name_words",
     "named_tools",
     "opening_turn",
     "relevant_tools",
@@ -52,6 +53,7 @@ __all__ = [
     "should_abstain",
     "spans",
     "spelled_numbers",
+    "stem",
     "task_text",
     "tool_descriptions",
     "ungrounded",
@@ -505,14 +507,23 @@ STEM_LENGTH = 5
 def content_stems(text: str) -> set[str]:
     """The content words of ``text`` (camelCase and snake_case split, lower case, no numbers, no stop words),
     each cut to :data:`STEM_LENGTH` letters after a plural ``s``."""
-    out: set[str] = set()
-    for word in _WORD.findall(_CAMEL.sub(" ", text).casefold()):
-        if word in _STOP_WORDS or len(word) < 2 or any(ch.isdigit() for ch in word):
-            continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        out.add(word[:STEM_LENGTH])
-    return out
+    return {stem(word) for word in name_words(text)
+            if word not in _STOP_WORDS and len(word) >= 2 and not any(ch.isdigit() for ch in word)}
+
+
+def name_words(text: str) -> list[str]:
+    """The words of ``text`` with camelCase and snake_case split, lower case (``includeOwner_info`` -> include,
+    owner, info)."""
+    return _WORD.findall(_CAMEL.sub(" ", text).casefold())
+
+
+def stem(word: str) -> str:
+    """``word`` in lower case, without a plural ``s`` (not ``ss``; words of four letters or more), cut to
+    :data:`STEM_LENGTH` letters."""
+    word = word.casefold()
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:STEM_LENGTH]
 
 
 def tool_descriptions(prompt: str, names: Sequence[str]) -> dict[str, str]:
@@ -521,10 +532,15 @@ def tool_descriptions(prompt: str, names: Sequence[str]) -> dict[str, str]:
     out."""
     out: dict[str, str] = {}
     for name in names:
-        found = re.search(rf"(?m)^[ \t]*{re.escape(name)}[ \t]+-[ \t]+(.*)$", prompt)
+        found = _tool_line(name).search(prompt)
         if found:
             out[name] = f"{name} {found.group(1)}"
     return out
+
+
+def _tool_line(name: str) -> re.Pattern[str]:
+    """The line ``name - description`` of a tool list (group 1: the description)."""
+    return re.compile(rf"(?m)^[ \t]*{re.escape(name)}[ \t]+-[ \t]+(.*)$")
 
 
 def with_argument_descriptions(args_schema: Mapping[str, Any], prompt: str, name: str) -> Mapping[str, Any]:
@@ -533,10 +549,11 @@ def with_argument_descriptions(args_schema: Mapping[str, Any], prompt: str, name
     line under ``name - description``) where the schema has none: a schema adapted for llama.cpp's grammar
     converter has lost its annotations. The same object when nothing is added."""
     props = args_schema.get("properties")
-    found = re.search(rf"(?m)^[ \t]*{re.escape(name)}[ \t]+-[ \t].*$((?:\n[ \t]+\S.*)*)", prompt)
+    found = _tool_line(name).search(prompt)
     if not isinstance(props, Mapping) or found is None:
         return args_schema
-    listed = dict(re.findall(r"(?m)^[ \t]+([^\s:]+):[ \t]*(.+)$", found.group(1)))
+    block = re.match(r"(?:\n[ \t]+\S.*)*", prompt[found.end():])
+    listed = dict(re.findall(r"(?m)^[ \t]+([^\s:]+):[ \t]*(.+)$", block.group() if block else ""))
     added = {arg: {**sub, "description": listed[arg]} for arg, sub in props.items()
              if arg in listed and isinstance(sub, Mapping) and not sub.get("description")}
     return {**args_schema, "properties": {**props, **added}} if added else args_schema

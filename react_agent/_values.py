@@ -34,10 +34,12 @@ from react_agent._decoding import (
     call_properties,
     content_stems,
     is_grounded,
+    name_words,
     required_fields,
     schema_types,
     spans,
     spelled_numbers,
+    stem,
 )
 
 __all__ = [
@@ -181,9 +183,9 @@ def anchored_numbers(args: Any, args_schema: Mapping[str, Any], source: str) -> 
              and (n in required or (n in args and _is_number(args[n])))]
     mentions = number_mentions(source)
     stems = {n: content_stems(n) for n in names}
-    changed = _anchored(names, props, args, _near(names, stems, mentions, stems))
-    heads = {n: head for n in names if n not in changed and (head := _description_head(props[n]))
-             and not _near([n], stems, mentions, stems)[n]}
+    near = _near(names, stems, mentions, stems)
+    changed = _anchored(names, props, args, near)
+    heads = {n: head for n in names if not near[n] and (head := _description_head(props[n]))}
     if heads:  # "mu": "Mean of the normal distribution." is next to "mean 0"
         by_head = _anchored(list(heads), props, args, _near(list(heads), heads, mentions, stems))
         while True:  # never a value another argument keeps (one that moves too, as in a swap, is free)
@@ -657,25 +659,17 @@ _FLAG_VERB_TEXT = "is has have with include includes show return get use enable 
 _FLAG_VERBS = frozenset(_FLAG_VERB_TEXT.split())
 
 
-def _stem(word: str) -> str:
-    word = word.casefold()
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
-    return word[:5]
-
-
 def _flag_named(name: str, source: str) -> bool:
     """Whether ``source`` writes every word of the argument name ``name`` (snake_case or camelCase split;
     stems; without the verbs of a flag such as ``include`` or ``is``), none of them within
     :data:`NEGATION_WINDOW` words after a negation."""
-    wanted = {_stem(w) for w in re.findall(r"[^\W_]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name))
-              if w.casefold() not in _FLAG_VERBS and len(w) > 2 and not w.isdigit()}
+    wanted = {stem(w) for w in name_words(name) if w not in _FLAG_VERBS and len(w) > 2 and not w.isdigit()}
     if not wanted:
         return False
     words = [w.casefold() for w in re.findall(r"[^\W\d_]+(?:'t)?", source)]
     found: set[str] = set()
     for i, word in enumerate(words):
-        hits = {s for s in wanted if _stems_match(s, _stem(word))}
+        hits = {s for s in wanted if _stems_match(s, stem(word))}
         if not hits:
             continue
         if any(w in _NEGATIONS or w.endswith("n't") for w in words[max(0, i - NEGATION_WINDOW):i]):
