@@ -281,7 +281,7 @@ def ideal_model() -> Any:
 TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns", "abstain", "preselect", "abstain_unrelated",
                    "fill_enums", "ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
                    "bounded_lists", "omit_unmentioned", "commit_named", "implied_options",
-                   "sibling_order", "whole_names")
+                   "sibling_order", "whole_names", "whole_spans", "listed_values", "unit_numbers", "date_formats")
 """LocalChatModel options measured by the ablation (``--two-stage``, ``--grounding``, ``--patterns``,
 ``--abstain``, ``--preselect``, ``--abstain-unrelated``, ``--fill-enums``)."""
 
@@ -517,16 +517,17 @@ def simulate_values(records: list[dict[str, Any]], cases: dict[str, BfclCase], v
                     flags: list[str]) -> list[dict[str, Any]]:
     """The records ``variant`` would have had with the argument-value techniques ``flags`` on top
     (``react_agent._values.corrected`` on each recorded call, the question as the task), computed without the
-    model. Exact for the pure corrections; ``distinct_values`` drops an optional copy but cannot decode a
+    model (the forms of ``react_agent._values.in_forms`` after them, where abstaining runs in between in a real
+    run). Exact for the pure corrections; ``distinct_values`` drops an optional copy but cannot decode a
     required one again, ``bounded_lists`` only removes repeats (its grammar bound needs the model), and
     ``ground_numbers`` (a second decoding) is not simulated."""
-    from react_agent._values import corrected
+    from react_agent._values import corrected, in_forms
 
     def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
         schema = _call_schema(record, case)
         if schema is None or not isinstance(record["args"], dict):
             return None
-        args = corrected(record["args"], schema, case.question, flags)
+        args = in_forms(corrected(record["args"], schema, case.question, flags), schema, case.question, flags)
         return None if args == record["args"] else {"kind": "call", "name": record["name"], "args": args}
 
     return _simulated(records, cases, variant, "+".join(flags), dict.fromkeys(flags, True), decide)

@@ -43,6 +43,7 @@ from react_agent._decoding import (
 )
 
 __all__ = [
+    "FORM_TECHNIQUES",
     "VALUE_TECHNIQUES",
     "anchored_numbers",
     "bounded_lists",
@@ -50,6 +51,7 @@ __all__ = [
     "deduped_lists",
     "distinct_schema",
     "implied_options",
+    "in_forms",
     "named_enums",
     "number_mentions",
     "omitted_unmentioned",
@@ -63,9 +65,16 @@ __all__ = [
 ]
 
 VALUE_TECHNIQUES = ("ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
-                    "bounded_lists", "omit_unmentioned", "implied_options", "sibling_order", "whole_names")
+                    "bounded_lists", "omit_unmentioned", "implied_options", "sibling_order", "whole_names",
+                    "whole_spans", "listed_values", "unit_numbers", "date_formats")
 """The argument-value techniques (``LocalChatModel`` options of the same names); ``ground_numbers`` is part of
-grounding's second decoding (``react_agent._decoding.ungrounded``), the others are applied by :func:`corrected`."""
+grounding's second decoding (``react_agent._decoding.ungrounded``), :data:`FORM_TECHNIQUES` are applied by
+:func:`in_forms` (after abstaining), the others by :func:`corrected`."""
+
+FORM_TECHNIQUES = ("listed_values", "unit_numbers", "date_formats")
+"""The value techniques that write a value in the form the tool's description asks for, which the task itself
+may not write ("100µF" -> 0.0001, "March 11, 2022" -> "2022-03-11", "detail" -> "detailed"): applied by
+:func:`in_forms` after abstaining, which checks that the values come from the task."""
 
 _TOKEN = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?|[^\W\d_]+")
 _PERCENT_AFTER = re.compile(r"\s*(%|percent\b|per cent\b|процент)", re.IGNORECASE)
@@ -724,6 +733,8 @@ def corrected(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: s
     values the task names (``named_enums``), lists without repeats (``bounded_lists``), optional arguments
     the task never mentions left out (``omit_unmentioned``), optional arguments the task asks for in words
     added (``implied_options``)."""
+    from react_agent._spans import whole_spans  # it builds on this module's helpers
+
     out = dict(args)
     for name, fix in _PURE_BEFORE:
         if name in values:
@@ -746,7 +757,23 @@ def corrected(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: s
             new = redecode(retry)
             if isinstance(new, Mapping) and second in new:
                 out = task_ordered({**out, second: new[second]}, first, second, source)
-    for name, fix in _PURE_AFTER:
+    for name, fix in (("whole_spans", whole_spans), *_PURE_AFTER):
+        if name in values:
+            out = fix(out, args_schema, source) or out
+    return out
+
+
+def in_forms(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: str,
+             values: Collection[str]) -> dict[str, Any]:
+    """``args`` with the :data:`FORM_TECHNIQUES` named in ``values`` applied, in this order: a listed value the
+    task names (``listed_values``, :func:`react_agent._spans.listed_values`), numbers in the described unit
+    (``unit_numbers``), dates in the described format (``date_formats``, both :mod:`react_agent._forms`)."""
+    from react_agent._forms import date_formats, unit_numbers
+    from react_agent._spans import listed_values
+
+    out = dict(args)
+    for name, fix in (("listed_values", listed_values), ("unit_numbers", unit_numbers),
+                      ("date_formats", date_formats)):
         if name in values:
             out = fix(out, args_schema, source) or out
     return out

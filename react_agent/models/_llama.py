@@ -74,7 +74,7 @@ from react_agent._decoding import (
 )
 from react_agent._errors import ConfigError
 from react_agent._types import FINISH
-from react_agent._values import VALUE_TECHNIQUES, bounded_lists, corrected
+from react_agent._values import FORM_TECHNIQUES, VALUE_TECHNIQUES, bounded_lists, corrected, in_forms
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -405,6 +405,22 @@ class LocalChatModel(BaseChatModel):
     """Optional arguments the call left out but the task asks for in words are added: a boolean whose name's
     words the task writes (not after a negation) is true, a string whose description quotes its values takes
     the one quoted value the task names (:func:`react_agent._values.implied_options`)."""
+    whole_spans: bool = True
+    """A free-text value grows to the capitalised name it ends ("Carlsen" -> "Magnus Carlsen") and to the quoted
+    title it starts, and loses a lower-case article ("the theory of evolution";
+    :func:`react_agent._spans.whole_spans`)."""
+    listed_values: bool = True
+    """A free-text argument whose description lists its values ("Can be 'summary' or 'detailed'", "i.e., victim,
+    accused") takes the one listed value the task names ("detail" -> "detailed";
+    :func:`react_agent._spans.listed_values`); applied after abstaining."""
+    unit_numbers: bool = True
+    """A number argument whose description names a unit ("in farads (F)", "in seconds") and whose value the task
+    writes with another unit of that kind ("100µF", "3 minutes") is converted (0.0001, 180;
+    :func:`react_agent._forms.unit_numbers`); applied after abstaining."""
+    date_formats: bool = True
+    """A date value is written in the format the argument's description spells ("Format: yyyy-mm-dd") or its
+    schema's ``"format": "date"`` asks for ("March 11, 2022" -> "2022-03-11";
+    :func:`react_agent._forms.date_formats`); applied after abstaining."""
 
     def __init__(self, **data: Any) -> None:
         for name in TECHNIQUES:
@@ -708,6 +724,13 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
                 value = _json_or_none('"' + text + '"')
                 answer = finish + " " + json.dumps(value if isinstance(value, str) else text, ensure_ascii=False) + "}"
             return answer
+    if values & set(FORM_TECHNIQUES) and action != FINISH:
+        args = _json_or_none(body.rstrip()[:-1])
+        formed = in_forms(args, with_argument_descriptions(actions[action], prompt, action), source, values) \
+            if isinstance(args, dict) else args
+        if formed != args:
+            logger.debug("arguments of %s written in the described forms: %s -> %s", action, args, formed)
+            body, changed = json.dumps(formed, ensure_ascii=False) + "}", True
     if fill_enums and action != FINISH:
         filled = filled_enums(_json_or_none(body.rstrip()[:-1]), actions[action], asked)
         if filled is not None:

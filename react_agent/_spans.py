@@ -1,0 +1,128 @@
+"""String-value techniques for small local models: which span of the task a free-text argument takes.
+
+The value techniques of :mod:`react_agent._values` fix numbers, enums and lists; what a 270M model gets
+wrong most often after them is the span of the task it copies into a string argument: a name cut at its
+front ("Carlsen" for "Magnus Carlsen"), a title cut short, an article the tool does not want, or a word of
+the task instead of the value the tool's description lists ("detail" for a ``detail_level`` that "can be
+'summary' or 'detailed'"). Each function below is pure (the call, the tool's JSON schema, the task text)
+and never reads tool names:
+
+* :func:`whole_spans`: a value grows to the capitalised name it ends ("Carlsen" -> "Magnus Carlsen") and to
+  the quoted title it starts, and loses a lower-case article ("the theory of evolution");
+* :func:`listed_values`: a string argument whose description lists its values ("Can be 'summary' or
+  'detailed'", "i.e., victim, accused") takes the one listed value the task names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from react_agent._decoding import call_properties, stem
+from react_agent._values import _QUOTED, _key, _named_at, _scalar_kind, _stems_match
+
+__all__ = ["described_values", "listed_values", "whole_spans"]
+
+_QUOTE = re.compile(r"(?<!\w)['‘\"“]([^'’\"”\n]{1,80})['’\"”](?!\w)")
+_ARTICLE = re.compile(r"(?:the|a|an) (?=\S)")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n)\s*$")
+
+
+def _free_text(schema: Any) -> bool:
+    return (isinstance(schema, Mapping) and _scalar_kind(schema) == "string" and "pattern" not in schema
+            and "format" not in schema)
+
+
+def whole_spans(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """``args`` with each free-text value made the whole span the task writes, or ``None`` when nothing
+    changes: a capitalised value that the task writes once after further capitalised words (not the first
+    word of a sentence) grows over them ("Carlsen" -> "Magnus Carlsen", "Weeknd" -> "The Weeknd"); a value
+    that starts a quoted title of the task and occurs nowhere else grows to the whole title ("The Legend of
+    Zelda" -> "The Legend of Zelda: Breath of the Wild"); a value that starts with a lower-case article the
+    task writes so loses it ("the theory of evolution" -> "theory of evolution"). A grown value that holds
+    another argument's value is not taken (``first_name`` "John" beside ``last_name`` "Smith")."""
+    props = call_properties(args, args_schema)
+    if props is None:
+        return None
+    changed: dict[str, Any] = {}
+    for name, value in args.items():
+        if not (isinstance(value, str) and value and value.strip() == value and _free_text(props.get(name))):
+            continue
+        grown = _grown_back(value, source) or _grown_quote(value, source)
+        if grown is None and _ARTICLE.match(value) and value in source:
+            grown = value[_ARTICLE.match(value).end():]  # type: ignore[union-attr]
+        if grown and grown != value and not any(
+                isinstance(v, str) and v and o != name and _key(v) in _key(grown) for o, v in args.items()):
+            changed[name] = grown
+    return {**args, **changed} if changed else None
+
+
+def _grown_back(value: str, source: str) -> str | None:
+    found = [m.start() for m in re.finditer(r"(?<!\w)" + re.escape(value) + r"(?!\w)", source)]
+    if len(found) != 1 or not value[:1].isupper() or any(ch.isdigit() for ch in value):  # "B1004" is an id
+        return None
+    start = found[0]
+    while True:
+        m = re.search(r"([A-Z][\w'’&.-]*)[ \t]+$", source[:start])
+        if m is None or m.group(1).endswith(("'s", "’s")) or _SENTENCE_START.search(source[:m.start(1)]):
+            break
+        start = m.start(1)
+    return source[start:found[0]] + value if start < found[0] else None
+
+
+def _grown_quote(value: str, source: str) -> str | None:
+    quotes = [str(q).strip() for q in _QUOTE.findall(source)]
+    longer = [q for q in quotes if q.startswith(value) and q != value]
+    return longer[0] if len(longer) == 1 and source.count(value) == 1 else None
+
+
+_LIST_AFTER = re.compile(r"(?:\bi\.e\.|\be\.g\.|\bsuch as\b|\boptions?(?: are| include)?:|\bone of\b|\beither\b)"
+                         r"[,:]?\s*([^.;:()\n]+)", re.IGNORECASE)
+_LIST_SPLIT = re.compile(r",|\bor\b|\band\b|/", re.IGNORECASE)
+
+
+def described_values(description: Any) -> list[str]:
+    """The values an argument's description lists: every quoted value ("Can be 'summary' or 'detailed'") and
+    the items after *i.e.*, *e.g.*, *such as*, *Options:*, *one of*, *either* (up to three words each, *etc*
+    left out), each once, in order."""
+    if not isinstance(description, str):
+        return []
+    out: dict[str, str] = {}
+    for value in _QUOTED.findall(description):
+        out.setdefault(_key(value), value.strip())
+    for listed in _LIST_AFTER.findall(description):
+        for item in _LIST_SPLIT.split(listed):
+            item = re.sub(r"\betc\b.*", "", item, flags=re.IGNORECASE).strip(" '\"‘’“”")
+            if 3 <= len(item) <= 30 and len(item.split()) <= 3 and _key(item):
+                out.setdefault(_key(item), item)
+    return list(out.values())
+
+
+def _names(value: str, source: str) -> bool:
+    """Whether the task names a listed value: the whole phrase (:func:`react_agent._values._named_at`), or for
+    a one-word value a word of the same stem ("detail" names "detailed")."""
+    if _named_at(value, source) >= 0:
+        return True
+    if " " in value.strip() or len(value) < 4:
+        return False
+    return any(len(w) >= 4 and _stems_match(stem(value), stem(w)) for w in re.findall(r"[^\W\d_]+", source))
+
+
+def listed_values(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """``args`` with each free-text argument whose description lists its values (:func:`described_values`) set
+    to the one listed value the task names, when the model's value is not that one; ``None`` when nothing
+    changes. "Give me detail information" with "Can be 'summary' or 'detailed'" -> ``"detailed"``; "Who
+    was the victim …" with "i.e., victim, accused, verdict" -> ``"victim"``."""
+    props = call_properties(args, args_schema)
+    if props is None:
+        return None
+    changed: dict[str, Any] = {}
+    for name, value in args.items():
+        sub = props.get(name)
+        if not isinstance(value, str) or not isinstance(sub, Mapping) or not _free_text(sub):
+            continue
+        named = [v for v in described_values(sub.get("description")) if _names(v, source)]
+        if len(named) == 1 and _key(named[0]) != _key(value):
+            changed[name] = named[0]
+    return {**args, **changed} if changed else None
