@@ -43,6 +43,7 @@ __all__ = [
     "format_pattern",
     "grounded_schema",
     "grounding_source",
+    "is_clause",
     "is_grounded",
     "name_words",
     "named_tools",
@@ -386,7 +387,7 @@ def unsupported(args: Any, args_schema: Mapping[str, Any], source: str, *,
             continue
         if isinstance(value, str) and _free_string(sub):
             checked += 1
-            invented += not is_grounded(value, source)
+            invented += not is_grounded(value, source) or is_clause(value, source)
         elif isinstance(value, (int, float)) and schema_types(sub) & {"integer", "number"}:
             checked += 1
             invented += float(value) not in numbers
@@ -396,6 +397,20 @@ def unsupported(args: Any, args_schema: Mapping[str, Any], source: str, *,
                 checked += 1
                 invented += verdict
     return invented, checked
+
+
+_CLAUSE = re.compile(r"(?:who|what|when|where|why|how|which|whose|whom|i|you|we|me|my|кто|что|где|когда|как|я)"
+                     r"(?!\w)", re.IGNORECASE)
+
+
+def is_clause(value: str, source: str) -> bool:
+    """Whether a string value is a piece of the question rather than a value: it begins with a question word
+    or a first- or second-person pronoun ("Who", "What's the penalty for", "I can buy in-store"), and the task
+    does not quote it (a quoted title such as 'How I Met Your Mother' is a value)."""
+    text = value.strip()
+    if not _CLAUSE.match(text):
+        return False
+    return not any(f"{q}{text}" in source for q in ("'", '"', "‘", "“", "«"))
 
 
 def should_abstain(args: Any, args_schema: Mapping[str, Any], source: str, *, percent: bool = False) -> bool:
@@ -526,16 +541,31 @@ def stem(word: str) -> str:
     return word[:STEM_LENGTH]
 
 
-def tool_descriptions(prompt: str, names: Sequence[str]) -> dict[str, str]:
+def tool_descriptions(prompt: str, names: Sequence[str], *, arguments: bool = False) -> dict[str, str]:
     """``{name: "name - description"}`` for each tool of ``names`` that the prompt lists on a line of its own
     as ``name - description`` (how the built-in ``tools`` templates render a tool); tools not found are left
-    out."""
+    out. With ``arguments`` the descriptions of the tool's arguments that the prompt lists under it
+    (indented ``arg: description (type, required)`` lines, without the argument names and types) are added:
+    "title: The official title. Default is 'King'." tells what the tool is about as much as its own line."""
     out: dict[str, str] = {}
     for name in names:
         found = _tool_line(name).search(prompt)
         if found:
             out[name] = f"{name} {found.group(1)}"
+            if arguments:
+                described = _argument_lines(prompt, found.end()).values()
+                out[name] = " ".join([out[name], *(_ARG_TYPE.sub("", text) for text in described)])
     return out
+
+
+_ARG_TYPE = re.compile(r"\((?:string|integer|number|boolean|array|object|null|any)\b[^)]*\)\s*$")
+
+
+def _argument_lines(prompt: str, end: int) -> dict[str, str]:
+    """``{argument: description}`` of the indented ``arg: description`` lines right after ``end`` (the end
+    of a tool's ``name - description`` line)."""
+    block = re.match(r"(?:\n[ \t]+\S.*)*", prompt[end:])
+    return dict(re.findall(r"(?m)^[ \t]+([^\s:]+):[ \t]*(.+)$", block.group() if block else ""))
 
 
 def _tool_line(name: str) -> re.Pattern[str]:
@@ -552,8 +582,7 @@ def with_argument_descriptions(args_schema: Mapping[str, Any], prompt: str, name
     found = _tool_line(name).search(prompt)
     if not isinstance(props, Mapping) or found is None:
         return args_schema
-    block = re.match(r"(?:\n[ \t]+\S.*)*", prompt[found.end():])
-    listed = dict(re.findall(r"(?m)^[ \t]+([^\s:]+):[ \t]*(.+)$", block.group() if block else ""))
+    listed = _argument_lines(prompt, found.end())
     added = {arg: {**sub, "description": listed[arg]} for arg, sub in props.items()
              if arg in listed and isinstance(sub, Mapping) and not sub.get("description")}
     return {**args_schema, "properties": {**props, **added}} if added else args_schema

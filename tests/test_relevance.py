@@ -14,6 +14,7 @@ from react_agent import ReactAgent, RunState
 from react_agent._decoding import (
     content_stems,
     grounded_schema,
+    is_clause,
     relevant_tools,
     should_abstain,
     tool_descriptions,
@@ -23,6 +24,7 @@ from react_agent._decoding import (
 from react_agent._schema import answer_schema
 from react_agent._types import FINISH
 from react_agent.models import LocalChatModel
+from react_agent.models._llama import _offered as offered_actions
 from react_agent.models._llama import _staged_answer
 from react_agent.testing import ScriptedChatModel
 
@@ -264,3 +266,44 @@ def test_a_value_taken_from_the_templates_lines_is_not_grounded() -> None:
     assert len(script.calls) == 3  # "No" was suspect: decoded again
     offered = script.calls[2][1]["properties"]["book"]["enum"]
     assert "holy book" in offered and "No" not in offered and not any("history" in v for v in offered)
+
+
+# --------------------------------------------------------------------------- argument descriptions and clauses
+LEADER = StructuredTool(
+    name="historic_leader_search", description="Retrieve information about a historical leader given a location.",
+    args_schema={"type": "object", "properties": {
+        "location": {"type": "string", "description": "The country or region in question."},
+        "title": {"type": "string", "description": "The official title of the position. Default is 'King'."}},
+        "required": ["location"]}, func=lambda **kw: "ok")
+
+
+def test_relevance_reads_the_argument_descriptions_the_prompt_lists() -> None:
+    task = "Who was the King of France in 1510?"
+    prompt = _prompt(task, [LEADER, *TOOLS])
+    names = [LEADER.name, *(t.name for t in TOOLS)]
+    plain = tool_descriptions(prompt, names)
+    described = tool_descriptions(prompt, names, arguments=True)
+    assert "King" not in plain[LEADER.name] and "'King'" in described[LEADER.name]
+    assert "(string" not in described[LEADER.name]  # the type annotations are not words of the tool
+    assert relevant_tools(plain, task) == []  # the tool's own line shares no word with the question
+    assert relevant_tools(described, task) == [LEADER.name]
+    schema = answer_schema([LEADER, *TOOLS])
+    offered, only_finish = offered_actions(prompt, schema, task, preselect=True, abstain_unrelated=True)
+    assert not only_finish
+    assert _offered(offered) == [LEADER.name, FINISH]
+
+
+@pytest.mark.parametrize(("value", "task", "clause"), [
+    ("Who", "Who won the most valuable player award?", True),
+    ("What's the penalty for burglary in", "What's the penalty for burglary in California?", True),
+    ("I can buy in-store", "Find a yoga mat that I can buy in-store.", True),
+    ("my house", "the records of my house", True),
+    ("Кто", "Кто выиграл?", True),
+    ("How I Met Your Mother", "Episodes of 'How I Met Your Mother'", False),  # a quoted title is a value
+    ("Iceland", "Weather in Iceland", False),
+    ("Whole Foods", "at Whole Foods", False),
+])
+def test_a_piece_of_the_question_is_no_value(value: str, task: str, clause: bool) -> None:
+    assert is_clause(value, task) is clause
+    schema = {"type": "object", "properties": {"team_name": {"type": "string"}}, "required": ["team_name"]}
+    assert should_abstain({"team_name": value}, schema, task) is clause

@@ -615,7 +615,7 @@ def _offered(prompt: str, schema: Mapping[str, Any], source: str, *, preselect: 
     """The answer schema with only the actions to offer (:func:`react_agent._decoding.relevant_tools`), and
     whether only FINISH is left (no tool is related to the task)."""
     names = [name for name in branches(schema) or {} if name != FINISH]
-    kept = relevant_tools(tool_descriptions(prompt, names), source)
+    kept = relevant_tools(tool_descriptions(prompt, names, arguments=True), source)
     if kept is None or (kept and not preselect) or (not kept and not abstain_unrelated) or len(kept) == len(names):
         return schema, False
     if not kept and FINISH not in (branches(schema) or {}):
