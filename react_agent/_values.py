@@ -182,7 +182,10 @@ def anchored_numbers(args: Any, args_schema: Mapping[str, Any], source: str) -> 
     is next to exactly one value is used, only when the value fits the type (a whole number for an
     integer), and the argument must be in the call or required; a number next to the names of two
     arguments ("base and height as 6 and 10") is next to neither. An argument whose name is next to no
-    number is looked for by the first words of its description instead ("mu": "Mean of ..." -> "mean 0").
+    number is looked for by the first words of its description instead ("mu": "Mean of ..." -> "mean 0"),
+    and failing that by the number whose nearest content word is a word of its description ("n": "The number
+    of times that interest is compounded ..." -> "compounded quarterly", 4); neither takes a value another
+    argument keeps.
     """
     props = call_properties(args, args_schema)
     if props is None:
@@ -197,15 +200,38 @@ def anchored_numbers(args: Any, args_schema: Mapping[str, Any], source: str) -> 
     heads = {n: head for n in names if not near[n] and (head := _description_head(props[n]))}
     if heads:  # "mu": "Mean of the normal distribution." is next to "mean 0"
         by_head = _anchored(list(heads), props, args, _near(list(heads), heads, mentions, stems))
-        while True:  # never a value another argument keeps (one that moves too, as in a swap, is free)
-            after = {**args, **changed, **by_head}
-            kept = {n: v for n, v in by_head.items()
-                    if not any(o != n and _is_number(w) and float(w) == float(v) for o, w in after.items())}
-            if kept == by_head:
-                break
-            by_head = kept
-        changed.update(by_head)
+        changed.update(_unkept(by_head, args, changed))
+    rest = [n for n in names if not near[n] and n not in changed]
+    if rest:  # "n": "The number of times that interest is compounded" is next to "compounded quarterly"
+        changed.update(_unkept(_anchored(rest, props, args, _adjacent(rest, props, mentions)), args, changed))
     return {**args, **changed} if changed else None
+
+
+def _unkept(found: dict[str, Any], args: Mapping[str, Any], changed: Mapping[str, Any]) -> dict[str, Any]:
+    """``found`` without the values another argument keeps (one that moves too, as in a swap, is free)."""
+    while True:
+        after = {**args, **changed, **found}
+        kept = {n: v for n, v in found.items()
+                if not any(o != n and _is_number(w) and float(w) == float(v) for o, w in after.items())}
+        if kept == found:
+            return found
+        found = kept
+
+
+def _adjacent(names: list[str], props: Mapping[str, Any],
+              mentions: list[tuple[float, bool, list[str], list[str]]]) -> dict[str, set[float]]:
+    """The numbers whose nearest content word (just before or just after, function words skipped) is a
+    content word of the argument's description."""
+    out: dict[str, set[float]] = {n: set() for n in names}
+    for name in names:
+        words = content_stems(str(props[name].get("description") or ""))
+        for value, _, before, after in mentions:
+            nearest = [next((w for w in reversed(before) if content_stems(w)), None),
+                       next((w for w in after if content_stems(w)), None)]
+            if any(w is not None and any(_stems_match(s, t) for s in words for t in content_stems(w))
+                   for w in nearest):
+                out[name].add(value)
+    return out
 
 
 def _anchored(names: list[str], props: Mapping[str, Any], args: Mapping[str, Any],

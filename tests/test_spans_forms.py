@@ -264,3 +264,31 @@ def test_a_100_kb_task_is_read_in_well_under_a_second(fix: Any) -> None:
     started = time.perf_counter()
     fix(args, schema, task)
     assert time.perf_counter() - started < 5.0  # a bound against quadratic blow-ups, not a performance claim
+
+
+# --------------------------------------------------------------------------- anchors by description words
+def test_a_number_next_to_a_word_of_the_description_anchors_it() -> None:
+    from react_agent._values import anchored_numbers
+
+    interest = _schema({
+        "principal": {"type": "integer", "description": "The initial amount of money."},
+        "rate": {"type": "number", "description": "The annual interest rate."},
+        "time": {"type": "integer", "description": "The number of time periods."},
+        "n": {"type": "integer", "description": "The number of times that interest is compounded per unit time."}})
+    task = ("Calculate the compounded interest on an initial deposit of $5000 at an annual interest rate of 3% "
+            "for 5 years, compounded quarterly.")
+    fixes = ["anchor_numbers", "percent_rates"]  # "rate of 3%" is anchored as 3, then read as a rate
+    assert corrected({"principal": 5000, "rate": 0.03, "time": 5, "n": 5}, interest, task, fixes) == {
+        "principal": 5000, "rate": 0.03, "time": 5, "n": 4}
+    mountains = _schema({"location": _text(), "radius": {
+        "type": "integer", "description": "The radius within which to find mountains, measured in kilometers."},
+        "amount": {"type": "integer",
+                   "description": "The number of mountains to find, listed from tallest to smallest."}})
+    task = "Find me the 5 tallest mountains within 50km of Denver, Colorado."
+    assert anchored_numbers({"location": "Denver", "radius": 5, "amount": 50}, mountains, task) == {
+        "location": "Denver", "radius": 50, "amount": 5}  # a swap: each takes the number next to its word
+    # a value another argument keeps is never taken
+    assert anchored_numbers({"location": "Denver", "radius": 50, "amount": 50}, mountains,
+                            "5 tallest mountains within 50km") == {"location": "Denver", "radius": 50, "amount": 5}
+    assert anchored_numbers({"radius": 7}, _schema({"radius": {"type": "integer", "description": "Radius."}}),
+                            "a circle of 7") is None
