@@ -218,19 +218,27 @@ def _unkept(found: dict[str, Any], args: Mapping[str, Any], changed: Mapping[str
         found = kept
 
 
-def _adjacent(names: list[str], props: Mapping[str, Any],
-              mentions: list[tuple[float, bool, list[str], list[str]]]) -> dict[str, set[float]]:
-    """The numbers whose nearest content word (just before or just after, function words skipped) is a
-    content word of the argument's description."""
+def _adjacent(names: list[str], props: Mapping[str, Any], mentions: list[tuple[float, bool, list[str], list[str]]],
+              *, most: bool = False) -> dict[str, set[float]]:
+    """The numbers whose nearest content word (just before or just after, function words skipped) is a content
+    word of the argument's description. With ``most``, only the number whose two nearest words are such words
+    most often, if one is: "12" in "3 years with 12 compounding" for "compounded per year" (both sides)
+    rather than "3" (one side)."""
     out: dict[str, set[float]] = {n: set() for n in names}
     for name in names:
         words = content_stems(str(props[name].get("description") or ""))
+        scores: dict[float, int] = {}
         for value, _, before, after in mentions:
             nearest = [next((w for w in reversed(before) if content_stems(w)), None),
                        next((w for w in after if content_stems(w)), None)]
-            if any(w is not None and any(_stems_match(s, t) for s in words for t in content_stems(w))
-                   for w in nearest):
-                out[name].add(value)
+            hits = sum(w is not None and any(_stems_match(s, t) for s in words for t in content_stems(w))
+                       for w in nearest)
+            if hits:
+                scores[value] = max(hits, scores.get(value, 0))
+        best = max(scores.values(), default=0)
+        out[name] = {v for v, score in scores.items() if score == best} if most else set(scores)
+        if most and len(out[name]) > 1:
+            out[name] = set()
     return out
 
 
@@ -720,7 +728,10 @@ def implied_options(args: Any, args_schema: Mapping[str, Any], source: str) -> d
       out or ``false`` in the call): "with detailed description" -> ``detail``, "include owners information"
       -> ``include_owner``;
     * a free string the call left out, whose description quotes its values ("Can be 'list' or
-      'dictionary'"), takes the one quoted value the task names as a whole word.
+      'dictionary'"), takes the one quoted value the task names as a whole word;
+    * a number the call left out takes the one number the task writes next to its name or next to a word of
+      its description, when no argument of the call holds that number ("with monthly compounding" ->
+      ``compounding_periods_per_year=12``).
 
     A small model copies worked examples that show only the required arguments, so it leaves out the option
     the task spells out."""
@@ -740,7 +751,29 @@ def implied_options(args: Any, args_schema: Mapping[str, Any], source: str) -> d
             named = [v for v in quoted if _named_at(v, source) >= 0]
             if len(named) == 1:
                 added[name] = named[0]
+    numbers = [n for n, sub in props.items() if n not in required and n not in args and isinstance(n, str)
+               and isinstance(sub, Mapping) and _numeric(sub)]
+    if numbers:  # "with monthly compounding": compounding_periods_per_year=12
+        added.update(_implied_numbers(numbers, props, args, source))
     return {**args, **added} if added else None
+
+
+def _implied_numbers(names: list[str], props: Mapping[str, Any], args: Mapping[str, Any],
+                     source: str) -> dict[str, Any]:
+    """The optional number arguments of ``names`` (left out of the call) that the task gives a number for: the
+    number their name is next to, else the one whose nearest content word is a word of their description, when
+    that is one number, it fits the type, and no argument of the call holds it."""
+    mentions = number_mentions(source)
+    stems = {n: content_stems(n) for n in names}
+    near = _near(names, stems, mentions, {**stems, **{o: content_stems(o) for o in args if isinstance(o, str)}})
+    adjacent = _adjacent([n for n in names if not near[n]], props, mentions, most=True)
+    held = {float(v) for v in args.values() if _is_number(v)}
+    out: dict[str, Any] = {}
+    for name in names:
+        found = near[name] or adjacent.get(name, set())
+        if len(found) == 1 and (value := next(iter(found))) not in held and _fits(value, props[name]):
+            out[name] = _as_json_number(value, props[name])
+    return out
 
 
 _PURE_BEFORE = (("anchor_numbers", anchored_numbers), ("percent_rates", percent_rates),

@@ -292,3 +292,30 @@ def test_a_number_next_to_a_word_of_the_description_anchors_it() -> None:
                             "5 tallest mountains within 50km") == {"location": "Denver", "radius": 50, "amount": 5}
     assert anchored_numbers({"radius": 7}, _schema({"radius": {"type": "integer", "description": "Radius."}}),
                             "a circle of 7") is None
+
+
+def test_an_optional_number_the_task_gives_is_added() -> None:
+    from react_agent._values import implied_options
+
+    future = _schema({
+        "present_value": {"type": "integer", "description": "The present value of the investment."},
+        "annual_interest_rate": {"type": "number", "description": "The annual interest rate of the investment."},
+        "compounding_periods_per_year": {"type": "integer", "description":
+                                         "The number of times that interest is compounded per year. Default is 1."},
+        "time_years": {"type": "integer", "description": "The investment horizon in years."}},
+        ["present_value", "annual_interest_rate", "time_years"])
+    task = ("Predict the future value of a $5000 investment with an annual interest rate of 5% in 3 years with "
+            "monthly compounding.")
+    args = {"present_value": 5000, "annual_interest_rate": 0.05, "time_years": 3}
+    assert implied_options(args, future, task) == {**args, "compounding_periods_per_year": 12}
+    assert implied_options(args, future, "a $5000 investment at 5% for 3 years") is None  # nothing left to give
+    task = "the top five sushi restaurants with reviews above 4 in Tokyo"
+    rated = _schema({"top": {"type": "integer", "description": "The number of top sushi places."},
+                     "review_rate": {"type": "number", "description": "Places with review ratings above this."}},
+                    ["top"])
+    assert implied_options({"top": 5}, rated, task) == {"top": 5, "review_rate": 4}
+    tie = _schema({"top": {"type": "integer", "description": "The number of top sushi places."},
+                   "review_rate": {"type": "number", "description": "Sushi places with ratings above this."}},
+                  ["top"])
+    # 4 is next to "above", 5 ("top five sushi") next to "sushi": the description does not tell them apart
+    assert implied_options({"top": 5}, tie, task) is None
