@@ -63,8 +63,8 @@ def _grown_back(value: str, source: str) -> str | None:
     if len(found) != 1 or not value[:1].isupper() or any(ch.isdigit() for ch in value):  # "B1004" is an id
         return None
     start = found[0]
-    while True:
-        m = re.search(r"([A-Z][\w'’&.-]*)[ \t]+$", source[:start])
+    while True:  # over capitalised words, and a joiner between two of them ("Treaty of Tordesillas")
+        m = re.search(r"([A-Z][\w'’&.-]*)[ \t]+(?:(?:of|de|la|van|von|der|du|da|del|&)[ \t]+)?$", source[:start])
         if m is None or m.group(1).endswith(("'s", "’s")) or _SENTENCE_START.search(source[:m.start(1)]):
             break
         start = m.start(1)
