@@ -142,8 +142,9 @@ def header(results: dict[str, dict[str, Any]]) -> str:
     ])
 
 
-BFCL_SLICES = (("final0", "the default slice (offset 0)"), ("final3", "held-out slice (offset 3)"),
-               ("final2", "validation slice (offset 2, never looked at before this run)"))
+BFCL_SLICES = (("s6-final0", "the default slice (offset 0)"), ("s6-final1", "slice 1 (offset 1)"),
+               ("s6-final2", "slice 2 (offset 2)"), ("s6-final3", "slice 3 (offset 3)"),
+               ("s6-final4", "validation slice (offset 4, run once with the final code, never looked at before)"))
 """The ablation variants of today's local-model defaults, one per 40-case slice of each category."""
 
 

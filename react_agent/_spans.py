@@ -58,16 +58,25 @@ def whole_spans(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[
     return {**args, **changed} if changed else None
 
 
+NAME_WORDS_BACK = 6
+"""Capitalised words (and joiners) a value grows back over at most: a name, not a run of a long title-case text."""
+
+
 def _grown_back(value: str, source: str) -> str | None:
     found = [m.start() for m in re.finditer(r"(?<!\w)" + re.escape(value) + r"(?!\w)", source)]
     if len(found) != 1 or not value[:1].isupper() or any(ch.isdigit() for ch in value):  # "B1004" is an id
         return None
     start = found[0]
-    while True:  # over capitalised words, and a joiner between two of them ("Treaty of Tordesillas")
-        m = re.search(r"([A-Z][\w'’&.-]*)[ \t]+(?:(?:of|de|la|van|von|der|du|da|del|&)[ \t]+)?$", source[:start])
-        if m is None or m.group(1).endswith(("'s", "’s")) or _SENTENCE_START.search(source[:m.start(1)]):
+    for _ in range(NAME_WORDS_BACK):  # over capitalised words, and a joiner between two of them ("Treaty of ...")
+        window = max(0, start - 120)
+        m = re.search(r"([A-Z][\w'’&.-]*)[ \t]+(?:(?:of|de|la|van|von|der|du|da|del|&)[ \t]+)?$", source[window:start])
+        if m is None:
             break
-        start = m.start(1)
+        begin = window + m.start(1)
+        if m.group(1).endswith(("'s", "’s")) or _SENTENCE_START.search(source[max(0, begin - 4):begin]) \
+                or (begin == window and window > 0):
+            break
+        start = begin
     return source[start:found[0]] + value if start < found[0] else None
 
 
@@ -82,10 +91,14 @@ _LIST_AFTER = re.compile(r"(?:\bi\.e\.|\be\.g\.|\bsuch as\b|\boptions?(?: are| i
 _LIST_SPLIT = re.compile(r",|\bor\b|\band\b|/", re.IGNORECASE)
 
 
+LISTED_VALUES = 32
+"""Values :func:`described_values` reads from one description at most (a longer list is no list of options)."""
+
+
 def described_values(description: Any) -> list[str]:
     """The values an argument's description lists: every quoted value ("Can be 'summary' or 'detailed'") and
     the items after *i.e.*, *e.g.*, *such as*, *Options:*, *one of*, *either* (up to three words each, *etc*
-    left out), each once, in order."""
+    left out), each once, in order, at most :data:`LISTED_VALUES`."""
     if not isinstance(description, str):
         return []
     out: dict[str, str] = {}
@@ -96,7 +109,7 @@ def described_values(description: Any) -> list[str]:
             item = re.sub(r"\betc\b.*", "", item, flags=re.IGNORECASE).strip(" '\"‘’“”")
             if 3 <= len(item) <= 30 and len(item.split()) <= 3 and _key(item):
                 out.setdefault(_key(item), item)
-    return list(out.values())
+    return list(out.values())[:LISTED_VALUES]
 
 
 def _names(value: str, source: str) -> bool:

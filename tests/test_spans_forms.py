@@ -321,3 +321,23 @@ def test_an_optional_number_the_task_gives_is_added() -> None:
                   ["top"])
     # 4 is next to "above", 5 ("top five sushi") next to "sushi": the description does not tell them apart
     assert implied_options({"top": 5}, tie, task) is None
+
+
+def test_long_inputs_stay_bounded() -> None:
+    """A value after a long run of capitalised words grows over a name's worth of them, not the whole text; a
+    description listing thousands of values reads a few; a 100 KB task full of numbers anchors in time."""
+    from react_agent._spans import LISTED_VALUES, NAME_WORDS_BACK
+    from react_agent._values import anchored_numbers, implied_options
+
+    task = "Find " + "Aa " * 30000 + "Zed"
+    started = time.perf_counter()
+    grown = whole_spans({"e": "Zed"}, _schema({"e": _text()}), task)
+    assert grown == {"e": "Aa " * NAME_WORDS_BACK + "Zed"}
+    assert len(described_values("Can be " + "'abc', " * 5000)) <= LISTED_VALUES
+    props = {f"n{i}": {"type": "integer", "description": "The number of times interest is compounded per year"}
+             for i in range(8)}
+    numbers = _schema(props, ["n0", "n1"])
+    task = "rate 5 compounded 7 years " * 4000
+    anchored_numbers({"n0": 1, "n1": 2}, numbers, task)
+    implied_options({"n0": 1, "n1": 2}, numbers, task)
+    assert time.perf_counter() - started < 5.0  # a bound against quadratic blow-ups, not a performance claim
