@@ -281,7 +281,8 @@ def ideal_model() -> Any:
 TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns", "abstain", "preselect", "abstain_unrelated",
                    "fill_enums", "ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
                    "bounded_lists", "omit_unmentioned", "commit_named", "implied_options",
-                   "sibling_order", "whole_names", "whole_spans", "listed_values", "unit_numbers", "date_formats")
+                   "sibling_order", "whole_names", "whole_spans", "listed_values", "unit_numbers", "date_formats",
+                   "clean_spans")
 """LocalChatModel options measured by the ablation (``--two-stage``, ``--grounding``, ``--patterns``,
 ``--abstain``, ``--preselect``, ``--abstain-unrelated``, ``--fill-enums``)."""
 

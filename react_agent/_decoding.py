@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "grounded_schema",
     "grounding_source",
     "is_clause",
+    "is_fragment",
     "is_grounded",
     "name_words",
     "named_tools",
@@ -220,11 +221,13 @@ def is_grounded(value: str, source: str, *, exact: bool = False) -> bool:
     return not key or key in _norm(source)
 
 
-def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str, *, numbers: bool = False) -> list[str]:
+def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str, *, numbers: bool = False,
+               fragments: bool = False) -> list[str]:
     """The top-level free-text string arguments of ``args`` whose values do not occur in ``source``, and the
     list arguments with an item that does not (strings as above, numbers as a number written in ``source``);
     with ``numbers`` also the number arguments whose value ``source`` does not write (a percentage counts as
-    its fraction too: "3%" grounds 3 and 0.03).
+    its fraction too: "3%" grounds 3 and 0.03); with ``fragments`` also the free-text arguments whose value is
+    a piece of the question's syntax (:func:`is_fragment`).
 
     Values of fields with a ``pattern`` (e-mails, logins, phones, URLs) must occur exactly. Only
     properties whose schema is a plain string (no ``enum``/``const``) or an array of such strings or of
@@ -243,8 +246,8 @@ def ungrounded(args: Any, args_schema: Mapping[str, Any], source: str, *, number
             if float(value) not in written and float(value) not in _fractions(source):
                 bad.append(name)
             continue
-        invented_text = isinstance(value, str) and _free_string(sub) and not is_grounded(
-            value, source, exact="pattern" in _string_branch(sub))
+        invented_text = isinstance(value, str) and _free_string(sub) and (not is_grounded(
+            value, source, exact="pattern" in _string_branch(sub)) or (fragments and is_fragment(value, source)))
         if invented_text or (isinstance(value, list) and _invented_items(value, sub, source, written)):
             bad.append(name)
     return bad
@@ -368,7 +371,7 @@ def schema_types(schema: Mapping[str, Any]) -> set[str]:
 
 
 def unsupported(args: Any, args_schema: Mapping[str, Any], source: str, *,
-                percent: bool = False) -> tuple[int, int]:
+                percent: bool = False, fragments: bool = False) -> tuple[int, int]:
     """``(invented, checked)``: how many of the required free-text, number and list arguments of ``args``
     have a value that does not occur in ``source`` (numbers: as a number written in it; lists: any item), of
     how many checked. Arguments with an ``enum``/``const``, booleans, objects and lists of other items are
@@ -387,7 +390,7 @@ def unsupported(args: Any, args_schema: Mapping[str, Any], source: str, *,
             continue
         if isinstance(value, str) and _free_string(sub):
             checked += 1
-            invented += not is_grounded(value, source) or is_clause(value, source)
+            invented += not is_grounded(value, source) or (is_fragment if fragments else is_clause)(value, source)
         elif isinstance(value, (int, float)) and schema_types(sub) & {"integer", "number"}:
             checked += 1
             invented += float(value) not in numbers
@@ -413,11 +416,28 @@ def is_clause(value: str, source: str) -> bool:
     return not any(f"{q}{text}" in source for q in ("'", '"', "‘", "“", "«"))
 
 
-def should_abstain(args: Any, args_schema: Mapping[str, Any], source: str, *, percent: bool = False) -> bool:
+_FRAGMENT_TEXT = ("a an the of in on at to for from by with and or into about than as near via "
+                  "в на с по для из к о от и или")
+_FRAGMENT_WORDS = frozenset(_FRAGMENT_TEXT.split())
+
+
+def is_fragment(value: str, source: str) -> bool:
+    """Whether a string value is a piece of the question's syntax rather than a value: a clause
+    (:func:`is_clause`), a lower-case function word alone ("in", "the"), or a span cut next to one: it ends
+    with a function word ("size of the sculpture with", "University in") or, lower case, begins with one ("in
+    London"). Capitalised words are names ("The Alchemist", product "A")."""
+    words = value.split()
+    if not words:
+        return False
+    return is_clause(value, source) or words[-1] in _FRAGMENT_WORDS or (len(words) > 1 and words[0] in _FRAGMENT_WORDS)
+
+
+def should_abstain(args: Any, args_schema: Mapping[str, Any], source: str, *, percent: bool = False,
+                   fragments: bool = False) -> bool:
     """Whether a call is better not made: one of its checked required arguments (:func:`unsupported`) has a
     value the task and history never give, i.e. the task does not ask for this call (or the model could not
     read the value from it, and the call would be wrong anyway)."""
-    invented, _ = unsupported(args, args_schema, source, percent=percent)
+    invented, _ = unsupported(args, args_schema, source, percent=percent, fragments=fragments)
     return invented > 0
 
 
@@ -450,15 +470,21 @@ def spans(text: str, *, max_words: int = 6, limit: int = 400) -> list[str]:
     return list(out)
 
 
-def grounded_schema(args_schema: Mapping[str, Any], fields: Sequence[str], text: str) -> dict[str, Any]:
+def grounded_schema(args_schema: Mapping[str, Any], fields: Sequence[str], text: str, *,
+                    clean: bool = False, taken: Collection[str] = ()) -> dict[str, Any]:
     """A copy of ``args_schema`` where each of ``fields`` may only take a span of ``text`` (:func:`spans`)
     that matches the field's ``pattern`` (if any); a list field's items likewise, or, for a list of numbers,
-    only the numbers written in ``text``. A field with no fitting value keeps its schema."""
+    only the numbers written in ``text``. A field with no fitting value keeps its schema. With ``clean`` the
+    spans that are pieces of the question's syntax (:func:`is_fragment`) and the values in ``taken`` (other
+    arguments' values) are not offered."""
     out = copy.deepcopy(dict(args_schema))
     props = out.get("properties")
     if not isinstance(props, dict):
         return out
     candidates = spans(text)
+    if clean:
+        avoid = {_norm(t) for t in taken}
+        candidates = [c for c in candidates if not is_fragment(c, text) and _norm(c) not in avoid]
     for name in fields:
         sub = props.get(name)
         if not isinstance(sub, Mapping):

@@ -66,9 +66,10 @@ __all__ = [
 
 VALUE_TECHNIQUES = ("ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
                     "bounded_lists", "omit_unmentioned", "implied_options", "sibling_order", "whole_names",
-                    "whole_spans", "listed_values", "unit_numbers", "date_formats")
-"""The argument-value techniques (``LocalChatModel`` options of the same names); ``ground_numbers`` is part of
-grounding's second decoding (``react_agent._decoding.ungrounded``), :data:`FORM_TECHNIQUES` are applied by
+                    "whole_spans", "listed_values", "unit_numbers", "date_formats", "clean_spans")
+"""The argument-value techniques (``LocalChatModel`` options of the same names); ``ground_numbers`` and
+``clean_spans`` are part of grounding's second decoding (``react_agent._decoding.ungrounded``; ``clean_spans``
+also of abstaining), :data:`FORM_TECHNIQUES` are applied by
 :func:`in_forms` (after abstaining), the others by :func:`corrected`."""
 
 FORM_TECHNIQUES = ("listed_values", "unit_numbers", "date_formats")

@@ -21,7 +21,7 @@ from react_agent._values import FORM_TECHNIQUES, VALUE_TECHNIQUES, corrected, in
 from react_agent.models import LocalChatModel
 from react_agent.models._llama import TECHNIQUES, _staged_answer
 
-NEW = ("whole_spans", "listed_values", "unit_numbers", "date_formats")
+NEW = ("whole_spans", "listed_values", "unit_numbers", "date_formats", "clean_spans")
 
 
 def _schema(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -341,3 +341,54 @@ def test_long_inputs_stay_bounded() -> None:
     anchored_numbers({"n0": 1, "n1": 2}, numbers, task)
     implied_options({"n0": 1, "n1": 2}, numbers, task)
     assert time.perf_counter() - started < 5.0  # a bound against quadratic blow-ups, not a performance claim
+
+
+# --------------------------------------------------------------------------- clean spans
+@pytest.mark.parametrize(("value", "fragment"), [
+    ("size of the sculpture with", True), ("University in", True), ("in London", True), ("in", True),
+    ("the", True), ("Who", True), ("Michelangelo", False), ("The Alchemist", False), ("A", False),
+    ("Bank of America", False), ("New York", False), ("", False),
+])
+def test_is_fragment(value: str, fragment: bool) -> None:
+    from react_agent._decoding import is_fragment
+
+    assert is_fragment(value, "Find the size of the sculpture with title 'David' by Michelangelo.") is fragment
+
+
+def test_a_fragment_is_decoded_again_among_clean_spans_and_otherwise_abstained_on() -> None:
+    from react_agent._decoding import grounded_schema, should_abstain, ungrounded
+
+    task = "Find the size of the sculpture with title 'David' by Michelangelo."
+    schema = _schema({"artist": _text(), "title": _text()})
+    args = {"artist": "size of the sculpture with", "title": "David"}
+    assert ungrounded(args, schema, task) == []  # the span occurs in the task: grounding alone lets it pass
+    assert ungrounded(args, schema, task, fragments=True) == ["artist"]
+    retry = grounded_schema(schema, ["artist"], task, clean=True, taken=["David"])
+    offered = retry["properties"]["artist"]["enum"]
+    assert "Michelangelo" in offered and "David" not in offered
+    assert not any(s.split()[-1] in {"with", "by", "the", "of"} for s in offered)
+    assert "size of the sculpture with" in grounded_schema(schema, ["artist"], task)["properties"]["artist"]["enum"]
+    assert should_abstain(args, schema, task, fragments=True) and not should_abstain(args, schema, task)
+
+
+def test_clean_spans_in_the_staged_answer() -> None:
+    task = "Find the size of the sculpture with title 'David' by Michelangelo."
+    prompt = f"Now your turn\nTask: {task}\nAnswer:"
+    schema = _schema({"artist": _text(), "title": _text()})
+    answer = {"anyOf": [
+        {"type": "object", "properties": {"thought": {"type": "string"}, "action": {"const": "sculpture"},
+                                          "action_input": schema}, "required": ["thought", "action"]},
+        {"type": "object", "properties": {"thought": {"type": "string"}, "action": {"const": FINISH},
+                                          "action_input": {"type": "string"}}, "required": ["thought", "action"]}]}
+    script = _Script('{"thought": "t", "action": "sculpture", ',
+                     '{"artist": "size of the sculpture with", "title": "David"}}',
+                     '{"artist": "Michelangelo", "title": "David"}}')
+    text = _staged_answer(script, prompt, answer, two_stage=True, grounding=True, abstain=True,
+                          values=frozenset(VALUE_TECHNIQUES))
+    assert json.loads(text)["action_input"] == {"artist": "Michelangelo", "title": "David"}
+    assert "David" not in script.calls[2]["properties"]["artist"]["enum"]  # the sibling's value is not offered
+    off = _Script('{"thought": "t", "action": "sculpture", ',
+                  '{"artist": "size of the sculpture with", "title": "David"}}')
+    text = _staged_answer(off, prompt, answer, two_stage=True, grounding=True, abstain=True,
+                          values=frozenset(VALUE_TECHNIQUES) - {"clean_spans"})
+    assert json.loads(text)["action_input"]["artist"] == "size of the sculpture with" and len(off.calls) == 2

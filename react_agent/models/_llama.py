@@ -405,6 +405,11 @@ class LocalChatModel(BaseChatModel):
     """Optional arguments the call left out but the task asks for in words are added: a boolean whose name's
     words the task writes (not after a negation) is true, a string whose description quotes its values takes
     the one quoted value the task names (:func:`react_agent._values.implied_options`)."""
+    clean_spans: bool = True
+    """With ``grounding`` and ``abstain``: a free-text value that is a piece of the question's syntax (a lower-case
+    function word alone, a span that ends with one or begins with one: "size of the sculpture with", "in
+    London"; :func:`react_agent._decoding.is_fragment`) is decoded again like an invented one, among the task's
+    spans that are no such pieces and no other argument's value, and abstaining counts it as invented."""
     whole_spans: bool = True
     """A free-text value grows to the capitalised name it ends ("Carlsen" -> "Magnus Carlsen") and to the quoted
     title it starts, and loses a lower-case article ("the theory of evolution";
@@ -700,8 +705,12 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     changed = two_stage
     if action != FINISH and (grounding or abstain or values):
         args = _json_or_none(body.rstrip()[:-1])
-        suspects = ungrounded(args, actions[action], source, numbers="ground_numbers" in values) if grounding else []
-        retry = grounded_schema(actions[action], suspects, source) if suspects else None
+        clean = "clean_spans" in values
+        suspects = ungrounded(args, actions[action], source, numbers="ground_numbers" in values,
+                              fragments=clean) if grounding else []
+        taken = [v for k, v in args.items() if k not in suspects and isinstance(v, str)] \
+            if clean and isinstance(args, dict) else []
+        retry = grounded_schema(actions[action], suspects, source, clean=clean, taken=taken) if suspects else None
         if retry is not None and retry != actions[action]:  # no value of the task fits: decoding again changes nothing
             logger.debug("arguments %s of %s do not occur in the task; decoding them again", suspects, action)
             body = complete(prompt + prefix, retry, suffix="}")
@@ -713,7 +722,7 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
                 logger.debug("arguments of %s corrected from the task: %s -> %s", action, args, corrected)
                 args, body, changed = corrected, json.dumps(corrected, ensure_ascii=False) + "}", True
         if abstain and FINISH in actions and should_abstain(args, actions[action], source,
-                                                            percent="percent_rates" in values):
+                                                            percent="percent_rates" in values, fragments=clean):
             logger.debug("the task gives no values for %s's arguments: answering FINISH instead", action)
             said = json.dumps(thought, ensure_ascii=False)
             finish = "{" + f'"thought": {said}, "action": "{FINISH}", {_ARGS_KEY}:'
