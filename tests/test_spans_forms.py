@@ -392,3 +392,18 @@ def test_clean_spans_in_the_staged_answer() -> None:
     text = _staged_answer(off, prompt, answer, two_stage=True, grounding=True, abstain=True,
                           values=frozenset(VALUE_TECHNIQUES) - {"clean_spans"})
     assert json.loads(text)["action_input"]["artist"] == "size of the sculpture with" and len(off.calls) == 2
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=st.text(max_size=40), task=_tasks, taken=st.lists(st.text(max_size=10), max_size=3),
+       schema=_schemas)
+def test_fragments_and_clean_grounding_take_any_text(value: str, task: str, taken: list[str], schema: Any) -> None:
+    from react_agent._decoding import grounded_schema, is_fragment, ungrounded
+
+    assert isinstance(is_fragment(value, task), bool)
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    fields = list(props) if isinstance(props, dict) else []
+    out = grounded_schema(schema, fields, task, clean=True, taken=taken)
+    assert isinstance(out, dict)
+    args = dict.fromkeys(fields, value)
+    assert isinstance(ungrounded(args, schema, task, fragments=True), list)
