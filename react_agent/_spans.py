@@ -67,9 +67,9 @@ def _grown_back(value: str, source: str) -> str | None:
     if len(found) != 1 or not value[:1].isupper() or any(ch.isdigit() for ch in value):  # "B1004" is an id
         return None
     start = found[0]
-    for _ in range(NAME_WORDS_BACK):  # over capitalised words, and a joiner between two of them ("Treaty of ...")
+    for _ in range(NAME_WORDS_BACK):  # over capitalised words; not over "of" ("King of France" is no name)
         window = max(0, start - 120)
-        m = re.search(r"([A-Z][\w'’&.-]*)[ \t]+(?:(?:of|de|la|van|von|der|du|da|del|&)[ \t]+)?$", source[window:start])
+        m = re.search(r"([A-Z][\w'’&.-]*)[ \t]+$", source[window:start])
         if m is None:
             break
         begin = window + m.start(1)

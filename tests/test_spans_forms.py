@@ -42,8 +42,8 @@ def _text(description: str = "") -> dict[str, Any]:
     ("Magnus Carlsen", "Rating of Magnus Carlsen", None),  # already whole
     ("Paris", "Paris is nice; find hotels in Paris", None),  # written twice: which one is unknown
     ("Smith", "Find John Smith", "John Smith"),
-    ("Tordesillas", "When did the Treaty of Tordesillas take place?", "Treaty of Tordesillas"),  # a joiner
-    ("Paris", "Hotels of Paris", None),  # a joiner after a sentence's first word joins nothing
+    ("France", "Who was the King of France in 1510?", None),  # "King of France" is a title and a country
+    ("Paris", "Hotels of Paris", None),
     ("Find", "Find John Smith", None),  # nothing capitalised before it
     ("Clara", "Weather. Clara wants to know", None),  # the first word of a sentence starts no name
     ("B1004", "the building Id B1004 floors", None),  # an id with digits is not a name to grow
