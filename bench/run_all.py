@@ -142,9 +142,11 @@ def header(results: dict[str, dict[str, Any]]) -> str:
     ])
 
 
-BFCL_SLICES = (("s6-final0", "the default slice (offset 0)"), ("s6-final1", "slice 1 (offset 1)"),
-               ("s6-final2", "slice 2 (offset 2)"), ("s6-final3", "slice 3 (offset 3)"),
-               ("s6-final4", "validation slice (offset 4, run once with the final code, never looked at before)"))
+BFCL_SLICES = (("s6b-final0", "the default slice (offset 0)"), ("s6b-final1", "slice 1 (offset 1)"),
+               ("s6b-final2", "slice 2 (offset 2)"), ("s6b-final3", "slice 3 (offset 3)"),
+               ("s6b-final4", "slice 4 (offset 4; the validation slice of round s6a)"),
+               ("s6b-final5", "validation slice (offset 5, run once with the final code; simple_python and "
+                              "irrelevance: multiple has five disjoint slices of 40)"))
 """The ablation variants of today's local-model defaults, one per 40-case slice of each category."""
 
 
@@ -164,7 +166,7 @@ def bfcl_headline(ablation: list[dict[str, Any]]) -> list[str]:
             total[c][1] += s["n"]
         lines.append(f"  - {label}: " + ", ".join(f"{c} {s['correct']}/{s['n']} ({100 * s['accuracy']:.0f} %)"
                                                   for c, s in cats.items()))
-    pooled = ", ".join(f"{c} {k}/{n} ({100 * k / n:.0f} %)" for c, (k, n) in total.items() if n)
+    pooled = ", ".join(f"{c} {k}/{n} ({100 * k / n:.1f} %)" for c, (k, n) in total.items() if n)  # 59.6 is not 60
     return ["- BFCL with today's local-model defaults (react_agent protocol; targets: simple_python >= 60 %, "
             f"multiple >= 40 %, irrelevance >= 50 %): over {len(found)} slices of 40 cases, {pooled}.", *lines]
 

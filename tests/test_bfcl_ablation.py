@@ -146,10 +146,10 @@ def test_the_benchmarks_headline_gives_every_slice_and_their_sum() -> None:
             "irrelevance": {"correct": irrelevance, "n": 40, "accuracy": irrelevance / 40},
             "all": {"correct": simple + irrelevance, "n": 80, "accuracy": (simple + irrelevance) / 80}}}
 
-    lines = bfcl_headline([entry("s6-final0", 26, 30), entry("other", 1, 1), entry("s6-final4", 20, 34)])
-    assert "over 2 slices of 40 cases, simple_python 46/80 (58 %), irrelevance 64/80 (80 %)" in lines[0]
+    lines = bfcl_headline([entry("s6b-final0", 26, 30), entry("other", 1, 1), entry("s6b-final5", 20, 34)])
+    assert "over 2 slices of 40 cases, simple_python 46/80 (57.5 %), irrelevance 64/80 (80.0 %)" in lines[0]
     assert lines[1].startswith("  - the default slice (offset 0): simple_python 26/40 (65 %)")
-    assert lines[2].startswith("  - validation slice (offset 4") and len(lines) == 3
+    assert lines[2].startswith("  - validation slice (offset 5") and len(lines) == 3
     assert bfcl_headline([entry("other", 1, 1)]) == []
 
 
