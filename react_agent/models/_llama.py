@@ -703,6 +703,10 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
         prefix = "{" + "".join(f"{json.dumps(k)}: {json.dumps(decided[k], ensure_ascii=False)}, "
                                for k in decided if k != "action_input") + _ARGS_KEY + ":"
     changed = two_stage
+    # the argument descriptions the prompt lists, for the value techniques (llama.cpp's schema has lost them)
+    described = with_argument_descriptions(actions[action], prompt, action) if values and action != FINISH \
+        else actions[action]
+    args: Any = None
     if action != FINISH and (grounding or abstain or values):
         args = _json_or_none(body.rstrip()[:-1])
         clean = "clean_spans" in values
@@ -716,7 +720,6 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
             body = complete(prompt + prefix, retry, suffix="}")
             args, changed = _json_or_none(body.rstrip()[:-1]), True
         if values and isinstance(args, dict):
-            described = with_argument_descriptions(actions[action], prompt, action)
             corrected = _corrected(complete, prompt + prefix, args, described, source, values)
             if corrected != args:
                 logger.debug("arguments of %s corrected from the task: %s -> %s", action, args, corrected)
@@ -733,10 +736,8 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
                 value = _json_or_none('"' + text + '"')
                 answer = finish + " " + json.dumps(value if isinstance(value, str) else text, ensure_ascii=False) + "}"
             return answer
-    if values & set(FORM_TECHNIQUES) and action != FINISH:
-        args = _json_or_none(body.rstrip()[:-1])
-        formed = in_forms(args, with_argument_descriptions(actions[action], prompt, action), source, values) \
-            if isinstance(args, dict) else args
+    if values & set(FORM_TECHNIQUES) and action != FINISH and isinstance(args, dict):  # args: as decided above
+        formed = in_forms(args, described, source, values)
         if formed != args:
             logger.debug("arguments of %s written in the described forms: %s -> %s", action, args, formed)
             body, changed = json.dumps(formed, ensure_ascii=False) + "}", True
