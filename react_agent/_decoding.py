@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "action_schema",
     "branches",
     "call_properties",
+    "changed_arguments",
     "content_stems",
     "filled_enums",
     "format_pattern",
@@ -354,6 +355,23 @@ def call_properties(args: Any, args_schema: Mapping[str, Any]) -> Mapping[str, A
     schema has properties; ``None`` when there is nothing to check or fix."""
     props = args_schema.get("properties")
     return props if isinstance(args, Mapping) and isinstance(props, Mapping) else None
+
+
+def changed_arguments(args: Any, args_schema: Mapping[str, Any],
+                      fix: Callable[[Any, Any, Mapping[str, Any]], Any]) -> dict[str, Any] | None:
+    """``args`` with each argument that has a schema among the properties of ``args_schema`` set to
+    ``fix(name, value, schema)`` where that gives a value (not ``None``) other than the argument's own;
+    ``None`` when nothing changes or there is nothing to fix (:func:`call_properties`). The loop every
+    per-argument value correction shares."""
+    props = call_properties(args, args_schema)
+    if props is None:
+        return None
+    changed: dict[Any, Any] = {}
+    for name, value in args.items():
+        sub = props.get(name)
+        if isinstance(sub, Mapping) and (new := fix(name, value, sub)) is not None and new != value:
+            changed[name] = new
+    return {**args, **changed} if changed else None
 
 
 def required_fields(args_schema: Mapping[str, Any]) -> set[Any]:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from react_agent._decoding import call_properties, schema_types
+from react_agent._decoding import changed_arguments, schema_types
 
 __all__ = ["date_formats", "described_unit", "unit_numbers"]
 
@@ -108,27 +108,23 @@ def unit_numbers(args: Any, args_schema: Mapping[str, Any], source: str) -> dict
     described unit (0.0001, 180); ``None`` when nothing changes. Only one reading of that number is taken
     (the task writing it with two different units converts nothing), and an integer argument only takes a
     whole result."""
-    props = call_properties(args, args_schema)
-    if props is None:
-        return None
-    changed: dict[str, Any] = {}
-    for name, value in args.items():
-        sub = props.get(name)
-        if not isinstance(sub, Mapping) or not isinstance(value, (int, float)) or isinstance(value, bool):
-            continue
+
+    def fix(name: Any, value: Any, sub: Mapping[str, Any]) -> Any:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return None
         kinds = schema_types(sub)
         unit = described_unit(sub.get("description"))
         if unit is None or not kinds & {"integer", "number"}:
-            continue
+            return None
         factors = _mentions(source, unit[0]).get(float(value), set())
         if len(factors) != 1 or next(iter(factors)) == unit[1]:
-            continue
+            return None
         converted = float(f"{float(value) * next(iter(factors)) / unit[1]:.12g}")
         if converted.is_integer():
-            changed[name] = int(converted)
-        elif "number" in kinds:
-            changed[name] = converted
-    return {**args, **changed} if changed else None
+            return int(converted)
+        return converted if "number" in kinds else None
+
+    return changed_arguments(args, args_schema, fix)
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -172,28 +168,20 @@ def date_formats(args: Any, args_schema: Mapping[str, Any], source: str) -> dict
     """``args`` with each string argument whose description spells a date format ("Format: yyyy-mm-dd",
     "MM/DD/YYYY") or whose schema says ``"format": "date"``, and whose value reads as a whole date, written in
     that format ("March 11, 2022" -> "2022-03-11"); ``None`` when nothing changes."""
-    props = call_properties(args, args_schema)
-    if props is None:
-        return None
-    changed: dict[str, Any] = {}
-    for name, value in args.items():
-        sub = props.get(name)
-        if not isinstance(value, str) or not isinstance(sub, Mapping) or "string" not in schema_types(sub):
-            continue
+
+    def fix(name: Any, value: Any, sub: Mapping[str, Any]) -> Any:
+        if not isinstance(value, str) or "string" not in schema_types(sub):
+            return None
         spelled = _FORMAT.search(str(sub.get("description") or ""))
         if spelled is None and sub.get("format") != "date":
-            continue
+            return None
         date = _date_of(value)
         if date is None:
-            continue
+            return None
         parts = {"yyyy": f"{date[0]:04d}", "mm": f"{date[1]:02d}", "dd": f"{date[2]:02d}"}
         if spelled is None:
-            text = "-".join(parts[k] for k in ("yyyy", "mm", "dd"))
-        else:
-            order = [spelled.group(i).casefold() for i in (1, 3, 4)]
-            if sorted(order) != ["dd", "mm", "yyyy"]:
-                continue
-            text = spelled.group(2).join(parts[k] for k in order)
-        if text != value:
-            changed[name] = text
-    return {**args, **changed} if changed else None
+            return "-".join(parts[k] for k in ("yyyy", "mm", "dd"))
+        order = [spelled.group(i).casefold() for i in (1, 3, 4)]
+        return spelled.group(2).join(parts[k] for k in order) if sorted(order) == ["dd", "mm", "yyyy"] else None
+
+    return changed_arguments(args, args_schema, fix)

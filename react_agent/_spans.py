@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from react_agent._decoding import call_properties, stem
+from react_agent._decoding import changed_arguments, stem
 from react_agent._values import _QUOTED, _key, _named_at, _scalar_kind, _stems_match
 
 __all__ = ["described_values", "listed_values", "whole_spans"]
@@ -42,20 +42,20 @@ def whole_spans(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[
     Zelda" -> "The Legend of Zelda: Breath of the Wild"); a value that starts with a lower-case article the
     task writes so loses it ("the theory of evolution" -> "theory of evolution"). A grown value that holds
     another argument's value is not taken (``first_name`` "John" beside ``last_name`` "Smith")."""
-    props = call_properties(args, args_schema)
-    if props is None:
-        return None
-    changed: dict[str, Any] = {}
-    for name, value in args.items():
-        if not (isinstance(value, str) and value and value.strip() == value and _free_text(props.get(name))):
-            continue
+
+    def fix(name: Any, value: Any, sub: Mapping[str, Any]) -> Any:
+        if not (isinstance(value, str) and value and value.strip() == value and _free_text(sub)):
+            return None
         grown = _grown_back(value, source) or _grown_quote(value, source)
-        if grown is None and _ARTICLE.match(value) and value in source:
-            grown = value[_ARTICLE.match(value).end():]  # type: ignore[union-attr]
-        if grown and grown != value and not any(
-                isinstance(v, str) and v and o != name and _key(v) in _key(grown) for o, v in args.items()):
-            changed[name] = grown
-    return {**args, **changed} if changed else None
+        article = _ARTICLE.match(value)
+        if grown is None and article and value in source:
+            grown = value[article.end():]
+        if grown and not any(isinstance(v, str) and v and o != name and _key(v) in _key(grown)
+                             for o, v in args.items()):
+            return grown
+        return None
+
+    return changed_arguments(args, args_schema, fix)
 
 
 NAME_WORDS_BACK = 6
@@ -127,15 +127,11 @@ def listed_values(args: Any, args_schema: Mapping[str, Any], source: str) -> dic
     to the one listed value the task names, when the model's value is not that one; ``None`` when nothing
     changes. "Give me detail information" with "Can be 'summary' or 'detailed'" -> ``"detailed"``; "Who
     was the victim …" with "i.e., victim, accused, verdict" -> ``"victim"``."""
-    props = call_properties(args, args_schema)
-    if props is None:
-        return None
-    changed: dict[str, Any] = {}
-    for name, value in args.items():
-        sub = props.get(name)
-        if not isinstance(value, str) or not isinstance(sub, Mapping) or not _free_text(sub):
-            continue
+
+    def fix(name: Any, value: Any, sub: Mapping[str, Any]) -> Any:
+        if not isinstance(value, str) or not _free_text(sub):
+            return None
         named = [v for v in described_values(sub.get("description")) if _names(v, source)]
-        if len(named) == 1 and _key(named[0]) != _key(value):
-            changed[name] = named[0]
-    return {**args, **changed} if changed else None
+        return named[0] if len(named) == 1 and _key(named[0]) != _key(value) else None
+
+    return changed_arguments(args, args_schema, fix)

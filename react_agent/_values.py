@@ -32,6 +32,7 @@ from typing import Any
 
 from react_agent._decoding import (
     call_properties,
+    changed_arguments,
     content_stems,
     is_grounded,
     name_words,
@@ -236,10 +237,9 @@ def _adjacent(names: list[str], props: Mapping[str, Any], mentions: list[tuple[f
                        for w in nearest)
             if hits:
                 scores[value] = max(hits, scores.get(value, 0))
-        best = max(scores.values(), default=0)
-        out[name] = {v for v, score in scores.items() if score == best} if most else set(scores)
-        if most and len(out[name]) > 1:
-            out[name] = set()
+        top = max(scores.values(), default=0)
+        best = {v for v, score in scores.items() if score == top}
+        out[name] = (best if len(best) == 1 else set()) if most else set(scores)
     return out
 
 
@@ -535,30 +535,27 @@ def whole_names(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[
     by further capitalised words; the name stops at a possessive ("The Weeknd's") and at punctuation. A value
     the task writes only cut inside a word, once, grows to the end of that word ("land dispute" -> "land
     disputes")."""
-    props = call_properties(args, args_schema)
-    if props is None:
-        return None
-    changed: dict[str, Any] = {}
-    for name, value in args.items():
-        sub = props.get(name)
-        if not (isinstance(value, str) and isinstance(sub, Mapping) and _scalar_kind(sub) == "string"
-                and "pattern" not in sub and "format" not in sub and value.strip() == value and value):
-            continue
+
+    def fix(name: Any, value: Any, sub: Mapping[str, Any]) -> Any:
+        if not (isinstance(value, str) and _scalar_kind(sub) == "string" and "pattern" not in sub
+                and "format" not in sub and value.strip() == value and value):
+            return None
         found = [m.start() for m in re.finditer(r"(?<!\w)" + re.escape(value) + r"(?!\w)", source)]
         if not found and value[-1:].isalpha():  # cut inside a word: "land dispute" for "land disputes"
             cut = list(re.finditer(r"(?<!\w)" + re.escape(value) + r"\w+", source, re.IGNORECASE))
             if len(cut) == 1 and not any(isinstance(v, str) and v and v in cut[0].group() and v != value
                                          for v in args.values()):
-                changed[name] = cut[0].group()
-            continue
+                return cut[0].group()
+            return None
         if len(found) != 1 or not value[:1].isupper():
-            continue
+            return None
         start, end = _name_run(source, found[0], found[0] + len(value))
         grown = source[start:end]
-        if grown != value and not any(isinstance(v, str) and grown.endswith(v) and v != value
-                                      for v in args.values()):
-            changed[name] = grown
-    return {**args, **changed} if changed else None
+        if not any(isinstance(v, str) and grown.endswith(v) and v != value for v in args.values()):
+            return grown
+        return None
+
+    return changed_arguments(args, args_schema, fix)
 
 
 # ------------------------------------------------------------------------------------------ enums and lists
@@ -591,24 +588,20 @@ def named_enums(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[
     """``args`` with each ``enum`` argument of the call set from the values the task names: a list of an
     ``enum`` becomes the named values, in the order the task names them; a single value the task does not
     name becomes the one value it names (when it names exactly one). ``None`` when nothing changes."""
-    props = call_properties(args, args_schema)
-    if props is None:
-        return None
-    changed: dict[str, Any] = {}
-    for name, value in args.items():
-        sub = props.get(name)
-        if not isinstance(sub, Mapping):
-            continue
+
+    def fix(name: Any, value: Any, sub: Mapping[str, Any]) -> Any:
         allowed, is_list = _enum_of(sub)
         if not allowed:
-            continue
+            return None
         named = sorted((at, v) for v in allowed if (at := _named_at(v, source)) >= 0 and isinstance(v, str))
         values = [v for _, v in named]
-        if is_list and isinstance(value, list) and values and value != values:
-            changed[name] = values
-        elif not is_list and len(values) == 1 and _named_at(value, source) < 0 and value != values[0]:
-            changed[name] = values[0]
-    return {**args, **changed} if changed else None
+        if is_list and isinstance(value, list) and values:
+            return values
+        if not is_list and len(values) == 1 and _named_at(value, source) < 0:
+            return values[0]
+        return None
+
+    return changed_arguments(args, args_schema, fix)
 
 
 def bounded_lists(schema: Any, source: str) -> Any:
