@@ -282,7 +282,8 @@ TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns", "abstain", "pres
                    "fill_enums", "ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
                    "bounded_lists", "omit_unmentioned", "commit_named", "implied_options",
                    "sibling_order", "whole_names", "whole_spans", "listed_values", "unit_numbers", "date_formats",
-                   "clean_spans")
+                   "clean_spans", "nested_spans", "retry_cut", "reconsider_finish",
+                   "ask_optionals")
 """LocalChatModel options measured by the ablation (``--two-stage``, ``--grounding``, ``--patterns``,
 ``--abstain``, ``--preselect``, ``--abstain-unrelated``, ``--fill-enums``)."""
 

@@ -34,12 +34,14 @@ __all__ = [
     "EMAIL_PATTERN",
     "LOGIN_PATTERN",
     "PHONE_PATTERN",
+    "SITE_PATTERN",
     "URL_PATTERN",
     "action_schema",
     "branches",
     "call_properties",
     "changed_arguments",
     "content_stems",
+    "copied_fields",
     "filled_enums",
     "format_pattern",
     "grounded_schema",
@@ -74,12 +76,15 @@ PHONE_PATTERN = r"^\+?[0-9]{6,15}$"
 """A phone number: an optional ``+`` and 6-15 digits."""
 URL_PATTERN = r'^https?://[^ "\\]+$'
 """An http(s) URL."""
+SITE_PATTERN = r'^(https?://)?[^ "\\./]+([.][^ "\\./]+)+(/[^ "\\]*)?$'
+"""A web site: a host name with a dot ("Foodnetwork.com", "www.example.org"), optionally with a scheme and path."""
 
 _NAME_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(^|_)e_?mail(_?address)?$", re.IGNORECASE), EMAIL_PATTERN),
     (re.compile(r"^(user_?name|login|user_?id|nick(name)?|handle)$", re.IGNORECASE), LOGIN_PATTERN),
     (re.compile(r"(^|_)(phone|mobile|tel|telephone)(_?number)?$", re.IGNORECASE), PHONE_PATTERN),
-    (re.compile(r"(^|_)(url|uri|link|website)$", re.IGNORECASE), URL_PATTERN),
+    (re.compile(r"(^|_)(url|uri|link)$", re.IGNORECASE), URL_PATTERN),
+    (re.compile(r"(^|_)(website|site|domain)$", re.IGNORECASE), SITE_PATTERN),
 )
 _FORMATS = {"email": EMAIL_PATTERN, "idn-email": EMAIL_PATTERN, "uri": URL_PATTERN, "url": URL_PATTERN}
 
@@ -90,7 +95,8 @@ def format_pattern(name: str, schema: Mapping[str, Any]) -> str | None:
     A schema that already constrains the value (``enum``, ``const``, ``pattern``) or is not a plain string
     gets none. ``format`` wins over the name (``email``, ``uri``); the name rules: ``email``/``e_mail``/
     ``*_email`` -> e-mail, ``username``/``login``/``user_id``/``nickname`` -> no ``@`` and no spaces,
-    ``phone``/``*_phone_number`` -> digits, ``url``/``website`` -> http(s) URL.
+    ``phone``/``*_phone_number`` -> digits, ``url``/``link`` -> http(s) URL, ``website``/``site``/``domain`` -> a
+    host name with a dot, the scheme optional ("Foodnetwork.com").
     """
     if schema.get("type") != "string" or any(k in schema for k in ("enum", "const", "pattern")):
         return None
@@ -523,6 +529,23 @@ def grounded_schema(args_schema: Mapping[str, Any], fields: Sequence[str], text:
     return out
 
 
+def copied_fields(args_schema: Mapping[str, Any]) -> list[str]:
+    """The arguments of ``args_schema`` that :func:`grounded_schema` can restrict to values of a text: free-text
+    strings, plain numbers and lists of either (not enums, constants, booleans or objects)."""
+    props = args_schema.get("properties")
+    if not isinstance(props, Mapping):
+        return []
+    out = []
+    for name, sub in props.items():
+        if not isinstance(sub, Mapping):
+            continue
+        items = _items_schema(sub)
+        kept = items if items is not None else sub
+        if isinstance(kept, Mapping) and (_free_string(kept) or _plain_number(kept)):
+            out.append(str(name))
+    return out
+
+
 def _fitting(schema: Mapping[str, Any], candidates: list[str], text: str) -> list[Any]:
     """The values of ``text`` a field with ``schema`` may take: spans for a string (its pattern and
     ``maxLength`` obeyed), the numbers written in ``text`` for a number (whole ones for an integer)."""
@@ -589,8 +612,9 @@ def tool_descriptions(prompt: str, names: Sequence[str], *, arguments: bool = Fa
     """``{name: "name - description"}`` for each tool of ``names`` that the prompt lists on a line of its own
     as ``name - description`` (how the built-in ``tools`` templates render a tool); tools not found are left
     out. With ``arguments`` the descriptions of the tool's arguments that the prompt lists under it
-    (indented ``arg: description (type, required)`` lines, without the argument names and types) are added:
-    "title: The official title. Default is 'King'." tells what the tool is about as much as its own line."""
+    (indented ``arg: description (type, required)`` lines, without the argument names and types, with the
+    values an enum allows) are added: "title: The official title. Default is 'King'." tells what the tool is
+    about as much as its own line."""
     out: dict[str, str] = {}
     for name in names:
         found = _tool_line(name).search(prompt)
@@ -598,11 +622,22 @@ def tool_descriptions(prompt: str, names: Sequence[str], *, arguments: bool = Fa
             out[name] = f"{name} {found.group(1)}"
             if arguments:
                 described = _argument_lines(prompt, found.end()).values()
-                out[name] = " ".join([out[name], *(_ARG_TYPE.sub("", text) for text in described)])
+                out[name] = " ".join([out[name], *(_without_type(text) for text in described)])
     return out
 
 
 _ARG_TYPE = re.compile(r"\((?:string|integer|number|boolean|array|object|null|any)\b[^)]*\)\s*$")
+_ALLOWED = re.compile(r"\bone of: ([^;)]*)")
+
+
+def _without_type(text: str) -> str:
+    """An argument line's description without its ``(type, required; ...)`` suffix, but with the values the
+    suffix allows ("one of: Protein, Calories"): they tell what the tool is about too."""
+    found = _ARG_TYPE.search(text)
+    if found is None:
+        return text
+    allowed = _ALLOWED.search(found.group())
+    return " ".join(part for part in (text[:found.start()].strip(), allowed.group(1) if allowed else "") if part)
 
 
 def _argument_lines(prompt: str, end: int) -> dict[str, str]:

@@ -37,7 +37,8 @@ FEWSHOT_LANGUAGES = ("en", "ru")
 _STRING_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"e-?mail", ("anna@mail.org", "leo@post.net")),
     (r"phone|mobile|telephone", ("+15550102030", "+15550109988")),
-    (r"url|website|link|uri\b", ("https://example.org", "https://example.net")),
+    (r"url|link|uri\b", ("https://example.org", "https://example.net")),
+    (r"website|\bsite\b|domain", ("example.org", "example.net")),
     (r"user_?name|login|nick", ("Anna", "Leo")),
     (r"city|town", ("Paris", "Rome", "Oslo")),
     (r"country|nation", ("France", "Chile")),
@@ -94,6 +95,9 @@ def sample_value(name: str, schema: Mapping[str, Any], *, index: int = 0) -> Any
     if kind == "array":
         raw_items = schema.get("items")
         items: Mapping[str, Any] = raw_items if isinstance(raw_items, Mapping) else {"type": "string"}
+        allowed = items.get("enum")
+        if isinstance(allowed, list) and len(allowed) > 1:  # two different allowed values, not one twice
+            return allowed[:2]
         return [sample_value(name, items, index=index), sample_value(name, items, index=index + 1)]
     if kind == "object" or isinstance(schema.get("properties"), Mapping):
         return sample_arguments(schema)

@@ -10,7 +10,9 @@ and never reads tool names:
 * :func:`whole_spans`: a value grows to the capitalised name it ends ("Carlsen" -> "Magnus Carlsen") and to
   the quoted title it starts, and loses a lower-case article ("the theory of evolution");
 * :func:`listed_values`: a string argument whose description lists its values ("Can be 'summary' or
-  'detailed'", "i.e., victim, accused") takes the one listed value the task names.
+  'detailed'", "i.e., victim, accused") takes the one listed value the task names;
+* :func:`nested_spans`: a short value that holds another argument's value and more words is cut to those
+  words ("David by Michelangelo" beside ``title`` "David" -> "Michelangelo").
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from react_agent._decoding import changed_arguments, stem
-from react_agent._values import _QUOTED, _key, _named_at, _scalar_kind, _stems_match
+from react_agent._decoding import _FRAGMENT_WORDS, _STRIP, changed_arguments, is_fragment, is_grounded, stem
+from react_agent._values import _QUOTED, MIN_OVERLAP, _key, _named_at, _scalar_kind, _stems_match
 
-__all__ = ["described_values", "listed_values", "whole_spans"]
+__all__ = ["described_values", "listed_values", "nested_spans", "whole_spans"]
 
 _QUOTE = re.compile(r"(?<!\w)['‘\"“]([^'’\"”\n]{1,80})['’\"”](?!\w)")
 _ARTICLE = re.compile(r"(?:the|a|an) (?=\S)")
@@ -135,3 +137,59 @@ def listed_values(args: Any, args_schema: Mapping[str, Any], source: str) -> dic
         return named[0] if len(named) == 1 and _key(named[0]) != _key(value) else None
 
     return changed_arguments(args, args_schema, fix)
+
+
+NESTED_WORDS = 4
+"""Words a value has at most for :func:`nested_spans` to cut it: a span glued to its neighbour, not a text."""
+
+
+def nested_spans(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """``args`` with each short free-text value (at most :data:`NESTED_WORDS` words) that holds another
+    argument's string value at its start or end, plus words that are not one capitalised name, cut to those
+    words; ``None`` when nothing changes. The model copied a span that runs over its neighbour's value:
+    ``artist`` "David by Michelangelo" beside ``title`` "David" -> "Michelangelo", ``season`` "2021 La Liga"
+    beside ``league`` "La Liga" -> "2021", ``key`` "C major" beside ``type`` "major" -> "C". The rest is taken
+    only when the task writes it and it is no piece of the question's syntax
+    (:func:`react_agent._decoding.is_fragment`); a name ("New York City" beside "New York"), a value joined
+    by a comma ("5th Avenue, New York" beside ``city`` "New York") and one that leads to the other's value with
+    a function word ("weather in Paris" beside ``city`` "Paris") stay."""
+
+    def fix(name: Any, value: Any, sub: Mapping[str, Any]) -> Any:
+        if not (isinstance(value, str) and _free_text(sub)) or not 1 < len(value.split()) <= NESTED_WORDS:
+            return None
+        if all(word[:1].isupper() for word in value.split()):  # one name: "New York City", "Premier League"
+            return None
+        for other, held in args.items():
+            if other == name or not isinstance(held, str) or len(held.strip()) < MIN_OVERLAP \
+                    or len(held) >= len(value):
+                continue
+            rest = _rest(value, held.strip())
+            if rest and is_grounded(rest, source) and not is_fragment(rest, source) \
+                    and all(_key(rest) != _key(v) for v in args.values() if isinstance(v, str)):
+                return rest
+        return None
+
+    return changed_arguments(args, args_schema, fix)
+
+
+def _rest(value: str, held: str) -> str | None:
+    """What ``value`` has besides ``held`` at its start or end, without the function words and punctuation that
+    joined them ("David by Michelangelo" less "David" -> "Michelangelo"); ``None`` when ``held`` is not a whole
+    word sequence at either end, a comma joins them, or a function word leads to ``held`` at the end ("Send
+    hello to Bob", "weather in Paris": the value is about its sibling's value, not glued to it)."""
+    folded, inner = value.casefold(), held.casefold()
+    if re.match(re.escape(inner) + r"(?!\w)", folded):
+        joint, rest = value[len(held):], "after"
+    elif re.search(r"(?<!\w)" + re.escape(inner) + r"$", folded):
+        joint, rest = value[:len(value) - len(held)], "before"
+    else:
+        return None
+    words = joint.split()
+    if "," in joint.strip()[:1] + joint.strip()[-1:]:
+        return None
+    if rest == "before" and words and words[-1].strip(_STRIP).casefold() in _FRAGMENT_WORDS:
+        return None  # "Send hello to Bob", "weather in Paris": the value says something about its sibling's
+    while words and words[0].strip(_STRIP).casefold() in _FRAGMENT_WORDS | {""}:
+        words.pop(0)  # "David by Michelangelo": the joiner goes with the sibling's value
+    out = " ".join(words).strip(_STRIP + " ")
+    return out if any(ch.isalnum() for ch in out) else None

@@ -232,12 +232,15 @@ def _type_name(prop: dict[str, Any], defs: Mapping[str, Any]) -> str:
 
 
 def _enum(prop: dict[str, Any], defs: Mapping[str, Any]) -> list[Any]:
+    """The values an argument may take (a list's items': an array of an enum lists the enum's values)."""
     prop = _resolve(prop, defs)
     if "enum" in prop:
         return list(prop["enum"])
     if "const" in prop:
         return [prop["const"]]
-    return [v for p in prop.get("anyOf", []) for v in _enum(p, defs)]
+    if prop.get("type") == "array" and isinstance(prop.get("items"), dict):
+        return _enum(prop["items"], defs)
+    return [v for p in prop.get("anyOf", []) if isinstance(p, dict) for v in _enum(p, defs)]
 
 
 def tool_spec(tool: BaseTool, schema: dict[str, Any] | None = None) -> dict[str, Any]:

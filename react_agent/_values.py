@@ -34,6 +34,8 @@ from react_agent._decoding import (
     call_properties,
     changed_arguments,
     content_stems,
+    copied_fields,
+    is_fragment,
     is_grounded,
     name_words,
     required_fields,
@@ -47,12 +49,14 @@ __all__ = [
     "FORM_TECHNIQUES",
     "VALUE_TECHNIQUES",
     "anchored_numbers",
+    "asked_optionals",
     "bounded_lists",
     "corrected",
     "deduped_lists",
     "distinct_schema",
     "implied_options",
     "in_forms",
+    "kept_optionals",
     "named_enums",
     "number_mentions",
     "omitted_unmentioned",
@@ -67,7 +71,7 @@ __all__ = [
 
 VALUE_TECHNIQUES = ("ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
                     "bounded_lists", "omit_unmentioned", "implied_options", "sibling_order", "whole_names",
-                    "whole_spans", "listed_values", "unit_numbers", "date_formats", "clean_spans")
+                    "whole_spans", "listed_values", "unit_numbers", "date_formats", "clean_spans", "nested_spans")
 """The argument-value techniques (``LocalChatModel`` options of the same names); ``ground_numbers`` and
 ``clean_spans`` are part of grounding's second decoding (``react_agent._decoding.ungrounded``; ``clean_spans``
 also of abstaining), :data:`FORM_TECHNIQUES` are applied by
@@ -82,6 +86,7 @@ _TOKEN = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?|[^\W\d_]+")
 _PERCENT_AFTER = re.compile(r"\s*(%|percent\b|per cent\b|процент)", re.IGNORECASE)
 _RATE_NAME = re.compile(r"rate|ratio|fraction|proportion|probability|share|decimal", re.IGNORECASE)
 _PERCENT_NAME = re.compile(r"percent|pct|процент", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?;](?:\s|$)")
 ANCHOR_WINDOW = 5
 """Words before a number (up to the previous number) in which an argument's name is looked for."""
 
@@ -116,23 +121,26 @@ def _tokens(source: str) -> list[tuple[str, int, float | None]]:
 def number_mentions(source: str) -> list[tuple[float, bool, list[str], list[str]]]:
     """Each number written in ``source`` (in digits or spelled out: "six", "twice"): ``(value, written as a
     percentage, the words before it, the words after it)``; the words before go back at most
-    :data:`ANCHOR_WINDOW` words and never past the previous number, the words after are the next two words
-    before the next number (all lower case)."""
+    :data:`ANCHOR_WINDOW` words and never past the previous number or the end of a sentence, the words after
+    are the next two words before the next number and the end of the sentence (all lower case)."""
     tokens = _tokens(source)
+    # a sentence ends between token j-1 and token j: "600 at-bats. Round to 3 decimals": "bats" is not next to 3
+    ends = {j for j in range(1, len(tokens))
+            if _SENTENCE_END.search(source, tokens[j - 1][1], tokens[j][1] - len(tokens[j][0]))}
     out = []
     for i, (_, end, value) in enumerate(tokens):
         if value is None:
             continue
         before: list[str] = []
-        for word, _, number in reversed(tokens[max(0, i - ANCHOR_WINDOW):i]):
-            if number is not None:
+        for j in range(i - 1, max(-1, i - ANCHOR_WINDOW - 1), -1):
+            if tokens[j][2] is not None or j + 1 in ends:
                 break
-            before.insert(0, word.casefold())
+            before.insert(0, tokens[j][0].casefold())
         after: list[str] = []
-        for word, _, number in tokens[i + 1:i + 3]:
-            if number is not None:
+        for j in range(i + 1, min(len(tokens), i + 3)):
+            if tokens[j][2] is not None or j in ends:
                 break
-            after.append(word.casefold())
+            after.append(tokens[j][0].casefold())
         out.append((value, bool(_PERCENT_AFTER.match(source, end)), before, after))
     return out
 
@@ -685,6 +693,36 @@ def omitted_unmentioned(args: Any, args_schema: Mapping[str, Any], source: str) 
     return {k: v for k, v in args.items() if k not in dropped} if dropped else None
 
 
+def asked_optionals(args: Mapping[str, Any], args_schema: Mapping[str, Any]) -> list[str]:
+    """The optional arguments a call left out that the task may give: free text, numbers and lists of either
+    (:func:`react_agent._decoding.copied_fields`; booleans and enums have their own techniques)."""
+    required = required_fields(args_schema)
+    return [name for name in copied_fields(args_schema) if name not in args and name not in required]
+
+
+def kept_optionals(args: Mapping[str, Any], filled: Any, args_schema: Mapping[str, Any],
+                   source: str) -> dict[str, Any]:
+    """``args`` with the optional arguments of ``filled`` (the same call decoded again with every
+    :func:`asked_optionals` argument required) that the task gives: a value it mentions
+    (:func:`omitted_unmentioned`), not a piece of the question's syntax
+    (:func:`react_agent._decoding.is_fragment`), and not another argument's value or a part of one
+    (:func:`overlapping_optionals`, :func:`shared_values`), nor the value of another added one (``cc`` and
+    ``bcc`` both "John Doe": the model filled both with one span). The rest is left out (the tool's default)."""
+    if not isinstance(filled, Mapping):
+        return dict(args)
+    added = {k: v for k, v in filled.items() if k in asked_optionals(args, args_schema) and v is not None
+             and not (isinstance(v, str) and (not v.strip() or is_fragment(v, source)))}
+    out = {**args, **added}
+    out = omitted_unmentioned(out, args_schema, source) or out
+    copies = set(overlapping_optionals(out, args_schema, source))
+    copies |= {n for pair in shared_values(out, args_schema, source) for n in pair if n in added}
+    taken = {_key(str(v)) for v in args.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    copies |= {n for n, v in added.items() if isinstance(v, str) and _key(v) in taken}  # "10" beside height 10
+    seen = [_key(v) for v in added.values() if isinstance(v, (str, int, float))]
+    copies |= {n for n, v in added.items() if isinstance(v, (str, int, float)) and seen.count(_key(v)) > 1}
+    return {k: v for k, v in out.items() if k in args or (k in added and k not in copies)}
+
+
 _NEGATION_TEXT = "no not without exclude excluding except never нет не без кроме"
 _NEGATIONS = frozenset(_NEGATION_TEXT.split())
 _QUOTED = re.compile(r"(?<!\w)['‘\"“«]([^'’\"”»\n]{3,40})['’\"”»](?!\w)")
@@ -786,7 +824,7 @@ def corrected(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: s
     values the task names (``named_enums``), lists without repeats (``bounded_lists``), optional arguments
     the task never mentions left out (``omit_unmentioned``), optional arguments the task asks for in words
     added (``implied_options``)."""
-    from react_agent._spans import whole_spans  # it builds on this module's helpers
+    from react_agent._spans import nested_spans, whole_spans  # they build on this module's helpers
 
     out = dict(args)
     for name, fix in _PURE_BEFORE:
@@ -810,7 +848,7 @@ def corrected(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: s
             new = redecode(retry)
             if isinstance(new, Mapping) and second in new:
                 out = task_ordered({**out, second: new[second]}, first, second, source)
-    for name, fix in (("whole_spans", whole_spans), *_PURE_AFTER):
+    for name, fix in (("nested_spans", nested_spans), ("whole_spans", whole_spans), *_PURE_AFTER):
         if name in values:
             out = fix(out, args_schema, source) or out
     return out

@@ -327,3 +327,33 @@ def test_site_builds_strict(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "WARNING" not in proc.stderr, proc.stderr
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_local_model_fields_table_matches_local_chat_model() -> None:
+    """docs/local-models.md's field table lists exactly LocalChatModel's own options, with their defaults."""
+    from react_agent.models import LocalChatModel
+    from react_agent.models._llama import TECHNIQUES
+
+    text = (DOCS / "local-models.md").read_text(encoding="utf-8")
+    rows = table_rows(section(text, "## Bringing your own GGUF"), "| field |")
+    own = ("model_path", "n_ctx", "temperature", "max_tokens", "seed", "n_threads", "verbose", "prompt_format",
+           *TECHNIQUES)
+    names = [code_names(r[0])[0] for r in rows]
+    assert len(names) == len(set(names)) and set(names) == set(own)
+    for row in rows:
+        name = code_names(row[0])[0]
+        assert ast.literal_eval(code_names(row[1])[0]) == LocalChatModel.model_fields[name].default, name
+
+
+def test_local_model_techniques_are_spelled_out_with_their_defaults() -> None:
+    """The 'spelled out' LocalChatModel(...) call on the local-models page names every technique with its
+    default."""
+    from react_agent.models import LocalChatModel
+    from react_agent.models._llama import TECHNIQUES
+
+    text = (DOCS / "local-models.md").read_text(encoding="utf-8")
+    call = re.search(r"LocalChatModel\((format_patterns=[^)]*)\)\s+# the same, spelled out", text)
+    assert call is not None
+    given = dict(re.findall(r"(\w+)=(True|False)", call.group(1)))
+    assert set(given) == set(TECHNIQUES)
+    assert {n: v == "True" for n, v in given.items()} == {n: LocalChatModel.model_fields[n].default for n in given}

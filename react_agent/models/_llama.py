@@ -60,6 +60,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from react_agent._decoding import (
     branches,
+    copied_fields,
     filled_enums,
     grounded_schema,
     named_tools,
@@ -74,7 +75,15 @@ from react_agent._decoding import (
 )
 from react_agent._errors import ConfigError
 from react_agent._types import FINISH
-from react_agent._values import FORM_TECHNIQUES, VALUE_TECHNIQUES, bounded_lists, corrected, in_forms
+from react_agent._values import (
+    FORM_TECHNIQUES,
+    VALUE_TECHNIQUES,
+    asked_optionals,
+    bounded_lists,
+    corrected,
+    in_forms,
+    kept_optionals,
+)
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -373,6 +382,19 @@ class LocalChatModel(BaseChatModel):
     (:func:`react_agent._decoding.opening_turn`; without worked examples this never acts) and by no tool name
     in the turn (:func:`react_agent._decoding.named_tools`); ``abstain`` may still answer FINISH when the
     call's required values are invented; plain prompt format only."""
+    retry_cut: bool = True
+    """Arguments the token budget cut (a value that ran away: "1000000…", "name_and_season_and_…") are decoded
+    once more (with a reserve of tokens) with every free-text, number and list field restricted to the task's
+    values, and a FINISH answer text that was cut is closed where it was cut; plain prompt format only."""
+    reconsider_finish: bool = False
+    """On the opening turn, a FINISH while tools are offered is decoded once more without FINISH; the call then
+    goes through grounding and abstaining, which answer FINISH when the task gives no values for it. Off by
+    default (measured in the benchmarks page); plain prompt format only."""
+    ask_optionals: bool = True
+    """After the call is decided, its optional free-text, number and list arguments that it left out are asked
+    for once more (the decided arguments fixed, those required) and kept where the task gives them: a value it
+    mentions that is no other argument's (:func:`react_agent._values.kept_optionals`); plain prompt format
+    only."""
     ground_numbers: bool = True
     """With ``grounding``: a number argument the task does not write is decoded again too, restricted to the
     numbers the task writes (a percentage also as its fraction)."""
@@ -414,6 +436,11 @@ class LocalChatModel(BaseChatModel):
     """A free-text value grows to the capitalised name it ends ("Carlsen" -> "Magnus Carlsen") and to the quoted
     title it starts, and loses a lower-case article ("the theory of evolution";
     :func:`react_agent._spans.whole_spans`)."""
+    nested_spans: bool = True
+    """A short free-text value that holds another argument's value at one end and more words is cut to those
+    words when the task writes them ("David by Michelangelo" beside ``title`` "David" -> "Michelangelo", "2021
+    La Liga" beside ``league`` "La Liga" -> "2021"; not a capitalised name, not a comma-joined value;
+    :func:`react_agent._spans.nested_spans`)."""
     listed_values: bool = True
     """A free-text argument whose description lists its values ("Can be 'summary' or 'detailed'", "i.e., victim,
     accused") takes the one listed value the task names ("detail" -> "detailed";
@@ -534,6 +561,8 @@ class LocalChatModel(BaseChatModel):
                                       grounding=self.grounding, abstain=self.abstain, source=grounding_text,
                                       preselect=self.preselect, abstain_unrelated=self.abstain_unrelated,
                                       fill_enums=self.fill_enums, commit_named=self.commit_named,
+                                      retry_cut=self.retry_cut, reconsider_finish=self.reconsider_finish,
+                                      ask_optionals=self.ask_optionals,
                                       values=self._values)
                 input_tokens, output_tokens, finish_reason = calls.prompt_tokens, calls.completion_tokens, calls.finish
             else:
@@ -606,7 +635,7 @@ class _Calls:
 
 
 TECHNIQUES = ("format_patterns", "two_stage", "grounding", "abstain", "preselect", "abstain_unrelated", "fill_enums",
-              "commit_named", *VALUE_TECHNIQUES)
+              "commit_named", "retry_cut", "reconsider_finish", "ask_optionals", *VALUE_TECHNIQUES)
 """Every on/off technique option of ``LocalChatModel``."""
 
 _ARGS_KEY = '"action_input"'
@@ -634,7 +663,8 @@ def _offered(prompt: str, schema: Mapping[str, Any], source: str, *, preselect: 
 def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[str, Any], *,
                    two_stage: bool, grounding: bool, abstain: bool = False, source: str | None = None,
                    preselect: bool = False, abstain_unrelated: bool = False, fill_enums: bool = False,
-                   commit_named: bool = False, values: frozenset[str] = frozenset()) -> str:
+                   commit_named: bool = False, retry_cut: bool = False, reconsider_finish: bool = False,
+                   ask_optionals: bool = False, values: frozenset[str] = frozenset()) -> str:
     """One agent answer under an answer schema, decoded in two stages and/or with grounded arguments.
 
     ``complete(prompt, schema, suffix=..., stop=...)`` is one constrained completion. Two stages: first the
@@ -655,11 +685,20 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     ``enum`` arguments the task names are added at the end (:func:`react_agent._decoding.filled_enums`).
     ``commit_named``: on the opening turn (:func:`react_agent._decoding.opening_turn`) of a task that names a
     tool (:func:`react_agent._decoding.named_tools`), the model may not choose FINISH; abstaining still may.
+    ``retry_cut``: arguments cut by the token budget (a value that ran away, "1000000…") are decoded once more
+    with every copied field (:func:`react_agent._decoding.copied_fields`) restricted to the task's values, and
+    a cut answer text of FINISH is closed where it was cut. ``reconsider_finish``: on the opening turn, a
+    FINISH while tools are offered is decoded once more without FINISH, and the call goes through grounding and
+    abstaining, which answers FINISH when the task gives no values for it. ``ask_optionals``: the call's
+    optional free-text, number and list arguments it left out are asked for once more (every decided argument
+    fixed, those required) and kept where the task gives them (:func:`react_agent._values.kept_optionals`).
     ``values``: the argument-value techniques switched on (:data:`VALUE_TECHNIQUES`): ``bounded_lists``
     bounds the lists of every action's schema, ``ground_numbers`` adds invented numbers to grounding's
     suspects, and the others correct the arguments after grounding and before abstaining (:func:`_corrected`).
     """
     asked = task_text(prompt) if source is None else source  # the task alone, without the template's lines
+    if retry_cut:
+        complete = _uncut(complete, asked, clean="clean_spans" in values)
     unrelated = False
     every = [name for name in branches(schema) or {} if name != FINISH]
     if preselect or abstain_unrelated:
@@ -675,11 +714,17 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     if commit_named and not unrelated and FINISH in actions and opening_turn(prompt) \
             and set(named_tools(every, asked)) & set(actions):
         logger.debug("the task names a tool it has not called yet: FINISH is not offered")
-        schema = {**schema, "anyOf": [b for b in schema["anyOf"] if b["properties"]["action"]["const"] != FINISH]}
+        schema = _without_finish(schema)
     if two_stage:
         head = complete(prompt, schema, stop=[_ARGS_KEY])
         found = _ACTION.search(head)
         action = _json_or_none(found.group(1)) if found else None
+        if action == FINISH and reconsider_finish and not unrelated and opening_turn(prompt) \
+                and len(actions) > 1 and FINISH in (branches(schema) or {}):
+            logger.debug("FINISH on the opening turn while tools are offered: deciding again without it")
+            head = complete(prompt, _without_finish(schema), stop=[_ARGS_KEY])
+            found = _ACTION.search(head)
+            action = _json_or_none(found.group(1)) if found else None
         if action not in actions or head.rstrip().endswith("}"):
             return head
         thought_match = _THOUGHT.search(head)
@@ -732,10 +777,22 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
             short = {**actions[FINISH], "maxLength": _ABSTAIN_ANSWER_LENGTH}  # a refusal; unbounded, it rambles
             answer = finish + complete(prompt + finish, short, suffix="}", min_tokens=_ABSTAIN_ANSWER_TOKENS)
             if _json_or_none(answer) is None:  # cut by the token budget after all: close the answer text
-                text = answer[len(finish):].strip().removeprefix('"').rstrip("}").rstrip('"').rstrip("\\")
-                value = _json_or_none('"' + text + '"')
-                answer = finish + " " + json.dumps(value if isinstance(value, str) else text, ensure_ascii=False) + "}"
+                answer = finish + _closed_text(answer[len(finish):])
             return answer
+    if ask_optionals and action != FINISH:
+        decided = args if isinstance(args, dict) else _json_or_none(body.rstrip()[:-1])
+        asked_for = asked_optionals(decided, actions[action]) if isinstance(decided, dict) else []
+        if asked_for:
+            fixed = {k: {"const": v} for k, v in decided.items()}
+            props = actions[action]["properties"]
+            ask = {"type": "object", "properties": {**fixed, **{n: props[n] for n in asked_for}},
+                   "required": [*fixed, *asked_for], "additionalProperties": False}
+            filled = _json_or_none(complete(prompt + prefix, ask, suffix="}").rstrip()[:-1])
+            kept = kept_optionals(decided, filled, described, source)
+            if kept != decided:
+                logger.debug("optional arguments %s of %s are given by the task", sorted(set(kept) - set(decided)),
+                             action)
+                args, body, changed = kept, json.dumps(kept, ensure_ascii=False) + "}", True
     if values & set(FORM_TECHNIQUES) and action != FINISH and isinstance(args, dict):  # args: as decided above
         formed = in_forms(args, described, source, values)
         if formed != args:
@@ -747,6 +804,46 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
             logger.debug("optional arguments %s of %s are named by the task", sorted(set(filled)), action)
             body, changed = json.dumps(filled, ensure_ascii=False) + "}", True
     return prefix + body if changed else text
+
+
+def _without_finish(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {**schema, "anyOf": [b for b in schema["anyOf"] if b["properties"]["action"]["const"] != FINISH]}
+
+
+def _closed_text(body: str) -> str:
+    """An answer text (the JSON string after ``"action_input":`` and the closing ``}``) cut by the token budget,
+    closed where it was cut."""
+    text = body.strip().removeprefix('"').rstrip("}").rstrip('"').rstrip("\\")
+    value = _json_or_none('"' + text + '"')
+    return " " + json.dumps(value if isinstance(value, str) else text, ensure_ascii=False) + "}"
+
+
+_CUT_RETRY_TOKENS = 96
+"""Tokens the arguments decoded again after a cut may use even when the call's budget is spent."""
+
+
+def _uncut(complete: Callable[..., str], source: str, *, clean: bool) -> Callable[..., str]:
+    """``complete`` whose arguments (a completion with ``suffix="}"``: the text after ``"action_input":``) are
+    made whole when the token budget cuts them: a FINISH answer text (a string schema) is closed where it was
+    cut; a call's arguments (an object schema) are decoded again with their copied fields restricted to the
+    values of ``source`` (:func:`react_agent._decoding.copied_fields`, :func:`react_agent._decoding.grounded_schema`),
+    which ends a value that ran away ("1000000…"); they stay cut when that is cut too."""
+
+    def whole(prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Sequence[str] = (),
+              min_tokens: int = 1) -> str:
+        text = complete(prompt, schema, suffix=suffix, stop=stop, min_tokens=min_tokens)
+        if suffix != "}" or _json_or_none(text.rstrip()[:-1]) is not None:  # the grammar holds: only a cut fails
+            return text
+        if schema.get("type") == "string":
+            return _closed_text(text)
+        if not isinstance(schema.get("properties"), Mapping):
+            return text
+        logger.debug("arguments cut by the token budget; decoding them again among the task's values")
+        retry = grounded_schema(schema, copied_fields(schema), source, clean=clean)
+        again = complete(prompt, retry, suffix=suffix, stop=stop, min_tokens=_CUT_RETRY_TOKENS)
+        return again if _json_or_none(again.rstrip()[:-1]) is not None else text
+
+    return whole
 
 
 def _corrected(complete: Callable[..., str], prompt: str, args: dict[str, Any], schema: Mapping[str, Any],

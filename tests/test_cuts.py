@@ -1,0 +1,310 @@
+"""Session-7 techniques of the local model, without the model: values that hold a sibling's value
+(``nested_spans``), arguments cut by the token budget (``retry_cut``), a FINISH decided again on the opening
+turn (``reconsider_finish``) and the web-site pattern of ``website`` arguments."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain_core.tools import StructuredTool
+
+from react_agent import ConfigError, ReactAgent, RunState
+from react_agent._decoding import SITE_PATTERN, URL_PATTERN, copied_fields, format_pattern
+from react_agent._fewshot import examples_for_tools, sample_value
+from react_agent._schema import answer_schema
+from react_agent._spans import NESTED_WORDS, nested_spans
+from react_agent._types import FINISH
+from react_agent._values import VALUE_TECHNIQUES, corrected
+from react_agent.models import LocalChatModel
+from react_agent.models._llama import TECHNIQUES, _staged_answer
+from react_agent.testing import ScriptedChatModel
+
+
+def _schema(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": list(props) if required is None else required}
+
+
+TEXT: dict[str, Any] = {"type": "string"}
+
+
+# --------------------------------------------------------------------------- values that hold a sibling's value
+@pytest.mark.parametrize(("args", "task", "fixed"), [
+    ({"artist": "David by Michelangelo", "title": "David"}, "Find the size of the sculpture with title 'David' by "
+     "Michelangelo.", {"artist": "Michelangelo", "title": "David"}),
+    ({"team": "Barcelona", "league": "La Liga", "season": "2021 La Liga"}, "What's the ranking of Barcelona in the "
+     "2021 La Liga season?", {"team": "Barcelona", "league": "La Liga", "season": "2021"}),
+    ({"key": "C major", "type": "major"}, "What is the third major chord in C major scale?",
+     {"key": "C", "type": "major"}),
+])
+def test_a_value_running_over_its_siblings_value_is_cut_to_the_rest(args: dict[str, Any], task: str,
+                                                                    fixed: dict[str, Any]) -> None:
+    schema = _schema(dict.fromkeys(args, TEXT))
+    assert nested_spans(args, schema, task) == fixed
+    assert corrected(args, schema, task, ["nested_spans"]) == fixed
+    assert corrected(args, schema, task, []) == args  # off: unchanged
+
+
+@pytest.mark.parametrize(("args", "task"), [
+    ({"address": "5th Avenue, New York", "city": "New York"}, "Deliver it to 5th Avenue, New York today."),
+    ({"location": "New York City", "date": "New York"}, "Events in New York City next week"),  # one name
+    ({"message": "Send hello to Bob", "to": "Bob"}, "Send hello to Bob"),  # about its sibling
+    ({"query": "weather in Paris", "city": "Paris"}, "What is the weather in Paris"),
+    ({"query": "weather in the lovely old Paris", "city": "Paris"}, "weather in the lovely old Paris"),  # long
+    ({"a": "xx yy", "b": "yy"}, "zz"),  # the rest is not in the task
+    ({"a": "ab cd", "b": "cd"}, "ab cd"),  # "cd": too short to compare (MIN_OVERLAP)
+    ({"artist": "David by Michelangelo", "title": "Michelangelo", "x": "David"}, "'David' by Michelangelo"),
+])
+def test_names_commas_cut_spans_long_texts_and_invented_rests_stay(args: dict[str, Any], task: str) -> None:
+    schema = _schema(dict.fromkeys(args, TEXT))
+    assert nested_spans(args, schema, task) is None
+
+
+def test_only_free_text_is_cut() -> None:
+    task = "Find the size of the sculpture with title 'David' by Michelangelo."
+    args = {"artist": "David by Michelangelo", "title": "David"}
+    assert nested_spans(args, _schema({"artist": {"enum": ["David by Michelangelo"]}, "title": TEXT}), task) is None
+    assert nested_spans(args, _schema({"artist": {**TEXT, "pattern": "^.+$"}, "title": TEXT}), task) is None
+    assert NESTED_WORDS == 4 and "nested_spans" in VALUE_TECHNIQUES and "nested_spans" in TECHNIQUES
+
+
+_scalars = st.one_of(st.text(max_size=30), st.integers(), st.none(), st.booleans())
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(args=st.one_of(st.dictionaries(st.sampled_from(["a", "b", "c"]), _scalars, max_size=3), st.none(),
+                      st.text(max_size=5)),
+       task=st.one_of(st.text(max_size=120), st.just("David by Michelangelo, 2021 La Liga. C major")))
+def test_nested_spans_never_raises_and_keeps_the_keys(args: Any, task: str) -> None:
+    out = nested_spans(args, _schema({"a": TEXT, "b": TEXT, "c": {"type": "integer"}}), task)
+    assert out is None or (isinstance(out, dict) and set(out) == set(args))
+
+
+def test_a_100_kb_task_is_read_in_well_under_a_second() -> None:
+    task = "Find the size of the sculpture with title 'David' by Michelangelo. " * 1600
+    assert len(task) > 100_000
+    args = {f"v{i}": f"David by Michelangelo {i}"[:30] for i in range(6)} | {"title": "David"}
+    started = time.perf_counter()
+    nested_spans(args, _schema(dict.fromkeys(args, TEXT)), task)
+    assert time.perf_counter() - started < 5.0  # a bound against blow-ups, not a performance claim
+
+
+# --------------------------------------------------------------------------- web sites
+def test_a_website_argument_takes_a_host_name_with_or_without_a_scheme() -> None:
+    site = format_pattern("website", TEXT)
+    assert site == SITE_PATTERN and format_pattern("recipe_site", TEXT) == SITE_PATTERN
+    for good in ("Foodnetwork.com", "www.example.org", "https://example.org", "example.org/recipes/1"):
+        assert re.search(SITE_PATTERN, good), good
+    for bad in ("Food Network", "foodnetwork", "a.b c", '"x".com', "https://"):
+        assert not re.search(SITE_PATTERN, bad), bad
+    assert format_pattern("url", TEXT) == URL_PATTERN  # a URL still has its scheme
+    assert format_pattern("website", {**TEXT, "format": "uri"}) == URL_PATTERN  # the format wins
+    assert sample_value("website", TEXT) == "example.org"  # the worked examples show the form
+    assert sample_value("url", TEXT) == "https://example.org"
+
+
+# --------------------------------------------------------------------------- cut arguments
+class _Script:
+    """A scripted ``complete(prompt, schema, ...)``: returns the next reply, records each call."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.calls: list[tuple[str, Mapping[str, Any], int]] = []
+
+    def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Any = (),
+                 min_tokens: int = 1) -> str:
+        self.calls.append((prompt, schema, min_tokens))
+        return self.replies.pop(0)
+
+
+def _tool(name: str, description: str, props: dict[str, Any], required: list[str] | None = None) -> StructuredTool:
+    return StructuredTool(name=name, description=description, args_schema=_schema(props, required),
+                          func=lambda **kw: "ok")
+
+
+PRICE = _tool("check_price", "Total price of items at a store.",
+              {"items": {"type": "array", "items": TEXT}, "quantities": {"type": "array", "items": {"type": "integer"}},
+               "store": TEXT, "express": {"type": "boolean"}}, ["items", "quantities"])
+WEATHER = _tool("get_weather", "Current weather of a city.", {"city": TEXT})
+
+
+def _prompt(task: str, tools: list[StructuredTool]) -> str:
+    agent = ReactAgent(ScriptedChatModel(["unused"]), tools, prompts="en-compact", examples=examples_for_tools(tools))
+    [message] = agent.build_messages(RunState(task))
+    return str(message.content) + "\n"
+
+
+TASK = "Check the total price for three pumpkins and two dozen eggs at Walmart."
+HEAD = '{"thought": "t", "action": "check_price", '
+RUNAWAY = '{"items": ["pumpkins", "eggs"], "quantities": [3, 2], "store": "all_eggs_1000000000000000'
+
+
+def test_arguments_cut_by_the_budget_are_decoded_again_among_the_tasks_values() -> None:
+    script = _Script(HEAD, RUNAWAY, '{"items": ["pumpkins", "eggs"], "quantities": [3, 2], "store": "Walmart"}}')
+    text = _staged_answer(script, _prompt(TASK, [PRICE]), answer_schema([PRICE]), two_stage=True, grounding=False,
+                          retry_cut=True)
+    assert json.loads(text)["action_input"] == {"items": ["pumpkins", "eggs"], "quantities": [3, 2], "store": "Walmart"}
+    _, retry, reserve = script.calls[-1]
+    props = retry["properties"]
+    assert "Walmart" in props["store"]["enum"] and "all_eggs" not in " ".join(props["store"]["enum"])
+    assert set(props["quantities"]["items"]["enum"]) == {3, 2, 12}  # "three", "two dozen": the task's numbers
+    assert props["express"] == {"type": "boolean"}  # not a copied field: as it was
+    assert reserve > 1  # the budget the runaway spent does not starve the retry
+
+
+def test_without_retry_cut_or_when_the_retry_is_cut_too_the_reply_stays_cut() -> None:
+    off = _Script(HEAD, RUNAWAY)
+    text = _staged_answer(off, _prompt(TASK, [PRICE]), answer_schema([PRICE]), two_stage=True, grounding=False)
+    assert text.endswith(RUNAWAY) and len(off.calls) == 2
+    twice = _Script(HEAD, RUNAWAY, '{"items": ["pumpkins", "eggs"], "quantities": [3, 2], "store": "Wal')
+    text = _staged_answer(twice, _prompt(TASK, [PRICE]), answer_schema([PRICE]), two_stage=True, grounding=False,
+                          retry_cut=True)
+    assert text.endswith(RUNAWAY)  # never a call made of a cut value
+    with pytest.raises(ValueError):
+        json.loads(text)
+
+
+def test_a_cut_finish_text_is_closed_where_it_was_cut() -> None:
+    head = '{"thought": "t", "action": "FINISH", '
+    script = _Script(head, '"I am not sure, I am not sure, I am not \\')
+    text = _staged_answer(script, _prompt("What is love?", [PRICE]), answer_schema([PRICE]), two_stage=True,
+                          grounding=False, retry_cut=True)
+    decided = json.loads(text)
+    assert decided["action"] == FINISH and decided["action_input"] == "I am not sure, I am not sure, I am not "
+
+
+def test_copied_fields_are_free_text_numbers_and_their_lists() -> None:
+    schema = _schema({"s": TEXT, "n": {"type": "number"}, "l": {"type": "array", "items": TEXT},
+                      "e": {"type": "string", "enum": ["a"]}, "b": {"type": "boolean"}, "o": {"type": "object"},
+                      "opt": {"anyOf": [TEXT, {"type": "null"}]}, "bad": "x"})
+    assert copied_fields(schema) == ["s", "n", "l", "opt"]
+    assert copied_fields({"properties": "odd"}) == [] and copied_fields({}) == []
+
+
+# --------------------------------------------------------------------------- FINISH decided again
+def _offered(schema: Mapping[str, Any]) -> list[str]:
+    return [b["properties"]["action"]["const"] for b in schema["anyOf"]]
+
+
+def test_reconsider_finish_decides_the_opening_turn_again_without_finish() -> None:
+    prompt = _prompt("How warm is it in Oslo now?", [WEATHER, PRICE])
+    script = _Script('{"thought": "t", "action": "FINISH", ', '{"thought": "t", "action": "get_weather", ',
+                     '{"city": "Oslo"}}')
+    text = _staged_answer(script, prompt, answer_schema([WEATHER, PRICE]), two_stage=True, grounding=True,
+                          abstain=True, reconsider_finish=True)
+    assert FINISH in _offered(script.calls[0][1]) and FINISH not in _offered(script.calls[1][1])
+    assert json.loads(text)["action_input"] == {"city": "Oslo"}
+
+
+def test_after_reconsidering_abstaining_may_still_answer_finish() -> None:
+    prompt = _prompt("How warm is it on the moon?", [WEATHER, PRICE])
+    script = _Script('{"thought": "t", "action": "FINISH", ', '{"thought": "t", "action": "get_weather", ',
+                     '{"city": "Paris"}}', '"No tool knows the moon."}')
+    text = _staged_answer(script, prompt, answer_schema([WEATHER, PRICE]), two_stage=True, grounding=False,
+                          abstain=True, reconsider_finish=True)
+    assert json.loads(text) == {"thought": "t", "action": FINISH, "action_input": "No tool knows the moon."}
+
+
+def test_reconsider_finish_leaves_later_turns_unrelated_tasks_and_the_default_alone() -> None:
+    head, marker, turn = _prompt("How warm is it in Oslo now?", [WEATHER]).rpartition("Now your turn")
+    later = head + marker + turn.replace("No history yet", "Iteration 1: called get_weather. Result: 12 C")
+    for prompt, options in ((later, {"reconsider_finish": True}),
+                            (_prompt("How warm is it in Oslo now?", [WEATHER]), {}),
+                            (_prompt("Write me a sonnet about love", [WEATHER]),
+                             {"reconsider_finish": True, "abstain_unrelated": True})):
+        script = _Script('{"thought": "t", "action": "FINISH", ', '"12 C."}')
+        text = _staged_answer(script, prompt, answer_schema([WEATHER]), two_stage=True, grounding=False,
+                              **options)
+        assert json.loads(text)["action"] == FINISH and len(script.calls) == 2
+    assert LocalChatModel.model_fields["reconsider_finish"].default is False
+    assert LocalChatModel.model_fields["retry_cut"].default is True
+    assert LocalChatModel.model_fields["ask_optionals"].default is True
+
+
+@pytest.mark.parametrize("name", ["retry_cut", "reconsider_finish", "nested_spans", "ask_optionals"])
+def test_the_new_options_take_booleans_only(name: str) -> None:
+    with pytest.raises(ConfigError, match=name):
+        LocalChatModel(**{name: "yes"})
+
+
+# --------------------------------------------------------------------------- optional arguments asked for
+from react_agent._values import asked_optionals, kept_optionals  # noqa: E402
+
+DRAW = _schema({"width": {"type": "integer"}, "height": {"type": "integer"}, "color": TEXT, "unit": TEXT,
+                "filled": {"type": "boolean"}, "style": {"type": "string", "enum": ["solid", "dashed"]},
+                "tags": {"type": "array", "items": TEXT}}, ["width", "height"])
+DRAW_TASK = "Draw a rectangle with a width of 20 units and height of 10 units in red."
+
+
+def test_asked_optionals_are_the_left_out_copied_fields() -> None:
+    assert asked_optionals({"width": 20, "height": 10}, DRAW) == ["color", "unit", "tags"]
+    assert asked_optionals({"width": 20, "height": 10, "color": "red"}, DRAW) == ["unit", "tags"]
+
+
+def test_kept_optionals_keeps_what_the_task_gives_and_drops_the_rest() -> None:
+    decided = {"width": 20, "height": 10}
+    filled = {**decided, "color": "red", "unit": "10", "tags": ["blue"]}
+    # "red" is in the task; "10" is the height's value; "blue" is invented
+    assert kept_optionals(decided, filled, DRAW, DRAW_TASK) == {"width": 20, "height": 10, "color": "red"}
+    assert kept_optionals(decided, {**decided, "color": "in", "unit": "", "tags": []}, DRAW, DRAW_TASK) == \
+        {"width": 20, "height": 10, "tags": []}  # a fragment and an empty text are no values
+    assert kept_optionals(decided, None, DRAW, DRAW_TASK) == decided
+    assert kept_optionals(decided, {**decided, "width": 99, "filled": True}, DRAW, DRAW_TASK) == decided
+
+
+def test_ask_optionals_decodes_the_left_out_options_with_the_decided_ones_fixed() -> None:
+    tool = _tool("draw_rectangle", "Draw a rectangle.", DRAW["properties"], ["width", "height"])
+    script = _Script('{"thought": "t", "action": "draw_rectangle", ', '{"width": 20, "height": 10}}',
+                     '{"width": 20, "height": 10, "color": "red", "unit": "units", "tags": ["x"]}}')
+    text = _staged_answer(script, _prompt(DRAW_TASK, [tool]), answer_schema([tool]), two_stage=True,
+                          grounding=False, ask_optionals=True)
+    assert json.loads(text)["action_input"] == {"width": 20, "height": 10, "color": "red", "unit": "units"}
+    _, ask, _ = script.calls[-1]
+    assert ask["properties"]["width"] == {"const": 20} and ask["properties"]["height"] == {"const": 10}
+    assert ask["required"] == ["width", "height", "color", "unit", "tags"]
+    off = _Script('{"thought": "t", "action": "draw_rectangle", ', '{"width": 20, "height": 10}}')
+    text = _staged_answer(off, _prompt(DRAW_TASK, [tool]), answer_schema([tool]), two_stage=True, grounding=False)
+    assert json.loads(text)["action_input"] == {"width": 20, "height": 10} and len(off.calls) == 2
+
+
+# --------------------------------------------------------------------------- values a list allows, in the prompt
+NUTRITION = _tool("nutritional_info", "Retrieve nutritional information for a given food item from a store",
+                  {"store": TEXT, "food": TEXT,
+                   "information": {"type": "array", "items": {"type": "string",
+                                                              "enum": ["Protein", "Calories", "Fat"]}}})
+AVOCADO = "Check the amount of protein, calories and carbs in an avocado from Walmart."
+
+
+def test_a_list_of_an_enum_shows_its_values_in_the_prompt_and_the_examples() -> None:
+    from react_agent._tools import tool_spec
+
+    [information] = [a for a in tool_spec(NUTRITION)["args"] if a["name"] == "information"]
+    assert information["enum"] == ["Protein", "Calories", "Fat"]
+    prompt = _prompt(AVOCADO, [NUTRITION])
+    assert "(array of string, required; one of: Protein, Calories, Fat)" in prompt
+    assert sample_value("information", NUTRITION.args_schema["properties"]["information"]) == ["Protein", "Calories"]
+    assert sample_value("tags", {"type": "array", "items": {"enum": ["only"]}}) == ["only", "only"]
+
+
+def test_relevance_reads_the_values_an_argument_allows() -> None:
+    from react_agent._decoding import relevant_tools, task_text, tool_descriptions
+
+    prompt = _prompt(AVOCADO, [NUTRITION, WEATHER])
+    described = tool_descriptions(prompt, ["nutritional_info", "get_weather"], arguments=True)
+    assert "Protein, Calories, Fat" in described["nutritional_info"]
+    assert "required" not in described["nutritional_info"]  # the type suffix itself is no description
+    assert relevant_tools(described, task_text(prompt)) == ["nutritional_info"]
+
+
+def test_two_options_filled_with_one_span_are_both_left_out() -> None:
+    schema = _schema({"to": TEXT, "body": TEXT, "cc": TEXT, "bcc": TEXT, "subject": TEXT}, ["to", "body"])
+    task = "Send an email to John Doe at john.doe@example.com about the meeting: Let's meet at 10 AM."
+    decided = {"to": "john.doe@example.com", "body": "Let's meet at 10 AM."}
+    filled = {**decided, "cc": "John Doe", "bcc": "John Doe", "subject": "meeting"}
+    assert kept_optionals(decided, filled, schema, task) == {**decided, "subject": "meeting"}
