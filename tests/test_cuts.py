@@ -118,8 +118,9 @@ class _Script:
         self.calls: list[tuple[str, Mapping[str, Any], int]] = []
 
     def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Any = (),
-                 min_tokens: int = 1) -> str:
+                 min_tokens: int = 1, spare: bool = False) -> str:
         self.calls.append((prompt, schema, min_tokens))
+        self.spare = spare
         return self.replies.pop(0)
 
 
@@ -308,3 +309,33 @@ def test_two_options_filled_with_one_span_are_both_left_out() -> None:
     decided = {"to": "john.doe@example.com", "body": "Let's meet at 10 AM."}
     filled = {**decided, "cc": "John Doe", "bcc": "John Doe", "subject": "meeting"}
     assert kept_optionals(decided, filled, schema, task) == {**decided, "subject": "meeting"}
+
+
+class _Llama:
+    """A stand-in for ``llama_cpp.Llama.create_completion``: each call uses ``tokens`` (at most its limit)."""
+
+    def __init__(self, *tokens: int) -> None:
+        self.tokens, self.limits = list(tokens), []
+
+    def create_completion(self, prompt: str, *, grammar: Any, max_tokens: int, **options: Any) -> dict[str, Any]:
+        self.limits.append(max_tokens)
+        wanted = self.tokens.pop(0)
+        used = min(wanted, max_tokens)
+        return {"usage": {"prompt_tokens": 1, "completion_tokens": used},
+                "choices": [{"text": "{}", "finish_reason": "length" if wanted > max_tokens else "stop"}]}
+
+
+def test_a_spare_completion_uses_only_what_is_left_and_never_cuts_the_answer() -> None:
+    from react_agent.models._llama import _Calls
+
+    calls = _Calls(_Llama(90, 40), {}, 96)
+    calls("p", TEXT)
+    assert calls("p", TEXT, spare=True) == "" and calls.completion_tokens == 90  # 6 left: not made
+    roomy = _Calls(_Llama(40, 80), {}, 96)
+    roomy("p", TEXT)
+    roomy("p", TEXT, spare=True)
+    assert roomy.llama.limits == [96, 56] and roomy.completion_tokens == 96 and roomy.finish == "stop"
+    plain = _Calls(_Llama(40, 80), {}, 96)
+    plain("p", TEXT)
+    plain("p", TEXT)
+    assert plain.finish == "length"

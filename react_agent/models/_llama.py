@@ -612,7 +612,9 @@ class LocalChatModel(BaseChatModel):
 
 class _Calls:
     """Completions of one answer made of several llama.cpp calls: the token counts add up, the
-    ``max_tokens`` budget is shared, and the finish reason is ``"length"`` if any call was cut."""
+    ``max_tokens`` budget is shared, and the finish reason is ``"length"`` if any call was cut. A ``spare``
+    completion (one the answer does without: optional arguments asked for) uses only what is left of the
+    budget, is not made when nothing is, and its cut does not cut the answer."""
 
     def __init__(self, llama: Any, options: dict[str, Any], max_tokens: int) -> None:
         self.llama, self.options, self.budget = llama, options, max_tokens
@@ -620,18 +622,25 @@ class _Calls:
         self.finish: str | None = "stop"
 
     def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "",
-                 stop: Sequence[str] = (), min_tokens: int = 1) -> str:
+                 stop: Sequence[str] = (), min_tokens: int = 1, spare: bool = False) -> str:
+        left = self.budget - self.completion_tokens
+        if spare and left < _SPARE_TOKENS:
+            return ""
         grammar = _grammar_for(json.dumps(schema, sort_keys=False), suffix)
-        remaining = max(min_tokens, self.budget - self.completion_tokens)
+        remaining = left if spare else max(min_tokens, left)
         options = {**self.options, "stop": [*self.options.get("stop", []), *stop]}
         response = self.llama.create_completion(prompt, grammar=grammar, max_tokens=remaining, **options)
         usage = response.get("usage") or {}
         self.prompt_tokens += int(usage.get("prompt_tokens", 0))
         self.completion_tokens += int(usage.get("completion_tokens", 0))
         choice = response["choices"][0]
-        if choice.get("finish_reason") == "length":
+        if choice.get("finish_reason") == "length" and not spare:
             self.finish = "length"
         return str(choice["text"])
+
+
+_SPARE_TOKENS = 24
+"""Budget a spare completion needs left before it is made (the decided arguments are written again in it)."""
 
 
 TECHNIQUES = ("format_patterns", "two_stage", "grounding", "abstain", "preselect", "abstain_unrelated", "fill_enums",
@@ -692,6 +701,8 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
     abstaining, which answers FINISH when the task gives no values for it. ``ask_optionals``: the call's
     optional free-text, number and list arguments it left out are asked for once more (every decided argument
     fixed, those required) and kept where the task gives them (:func:`react_agent._values.kept_optionals`).
+    The ``complete`` of ``ask_optionals`` is ``spare`` (``complete(..., spare=True)``): made only while the
+    budget lasts, and its cut does not cut the answer (:class:`_Calls`).
     ``values``: the argument-value techniques switched on (:data:`VALUE_TECHNIQUES`): ``bounded_lists``
     bounds the lists of every action's schema, ``ground_numbers`` adds invented numbers to grounding's
     suspects, and the others correct the arguments after grounding and before abstaining (:func:`_corrected`).
@@ -787,7 +798,7 @@ def _staged_answer(complete: Callable[..., str], prompt: str, schema: Mapping[st
             props = actions[action]["properties"]
             ask = {"type": "object", "properties": {**fixed, **{n: props[n] for n in asked_for}},
                    "required": [*fixed, *asked_for], "additionalProperties": False}
-            filled = _json_or_none(complete(prompt + prefix, ask, suffix="}").rstrip()[:-1])
+            filled = _json_or_none(complete(prompt + prefix, ask, suffix="}", spare=True).rstrip()[:-1])
             kept = kept_optionals(decided, filled, described, source)
             if kept != decided:
                 logger.debug("optional arguments %s of %s are given by the task", sorted(set(kept) - set(decided)),
@@ -830,7 +841,9 @@ def _uncut(complete: Callable[..., str], source: str, *, clean: bool) -> Callabl
     which ends a value that ran away ("1000000…"); they stay cut when that is cut too."""
 
     def whole(prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Sequence[str] = (),
-              min_tokens: int = 1) -> str:
+              min_tokens: int = 1, spare: bool = False) -> str:
+        if spare:  # an answer that does without it: a cut one is dropped, not made whole
+            return str(complete(prompt, schema, suffix=suffix, stop=stop, min_tokens=min_tokens, spare=True))
         text = complete(prompt, schema, suffix=suffix, stop=stop, min_tokens=min_tokens)
         if suffix != "}" or _json_or_none(text.rstrip()[:-1]) is not None:  # the grammar holds: only a cut fails
             return text
