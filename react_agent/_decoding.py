@@ -721,9 +721,13 @@ MIN_ENUM_WORD = 3
 
 
 def _named(value: Any, text: str) -> bool:
+    """Whether ``text`` names the allowed ``value`` word for word, or its singular ("strength and weakness"
+    names "strengths" and "weaknesses")."""
     if not isinstance(value, str) or len(value) < MIN_ENUM_WORD:
         return False
-    return re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text, re.IGNORECASE) is not None
+    forms = [value] + [value[:-len(end)] for end in ("es", "s") if value.endswith(end)
+                       and len(value) - len(end) >= MIN_ENUM_WORD]
+    return any(re.search(r"(?<!\w)" + re.escape(form) + r"(?!\w)", text, re.IGNORECASE) for form in forms)
 
 
 def filled_enums(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[str, Any] | None:

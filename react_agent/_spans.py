@@ -42,13 +42,21 @@ def whole_spans(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[
     word of a sentence) grows over them ("Carlsen" -> "Magnus Carlsen", "Weeknd" -> "The Weeknd"); a value
     that starts a quoted title of the task and occurs nowhere else grows to the whole title ("The Legend of
     Zelda" -> "The Legend of Zelda: Breath of the Wild"); a value that starts with a lower-case article the
-    task writes so loses it ("the theory of evolution" -> "theory of evolution"). A grown value that holds
+    task writes so loses it ("the theory of evolution" -> "theory of evolution"). A lower-case value that the
+    task writes once, capitalised, is taken as the task writes it first ("green" -> "Sea Green"); a value that
+    runs past the closing quote of a quoted title is cut to the title ("Roe v Wade'.Include dissent" -> "Roe v.
+    Wade"); a place whose description asks for "city and state" ("City, State", "e.g. Denver, CO") grows to
+    the region the task writes right after it ("Denver" -> "Denver, Colorado"). A grown value that holds
     another argument's value is not taken (``first_name`` "John" beside ``last_name`` "Smith")."""
 
     def fix(name: Any, value: Any, sub: Mapping[str, Any]) -> Any:
         if not (isinstance(value, str) and value and value.strip() == value and _free_text(sub)):
             return None
-        grown = _grown_back(value, source) or _grown_quote(value, source)
+        value = _as_written(value, source)
+        grown = _grown_back(value, source) or _grown_quote(value, source) or _past_quote(value, source) \
+            or _with_region(value, sub, source)
+        if grown is None and value != args[name]:
+            grown = value
         article = _ARTICLE.match(value)
         if grown is None and article and value in source:
             grown = value[article.end():]
@@ -58,6 +66,39 @@ def whole_spans(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[
         return None
 
     return changed_arguments(args, args_schema, fix)
+
+
+def _as_written(value: str, source: str) -> str:
+    """A lower-case value as the task writes it when the task writes it once, and capitalised ("green" in "Sea
+    Green" -> "Green"); the value itself otherwise."""
+    if not value.islower():
+        return value
+    found = [m.group() for m in re.finditer(r"(?<!\w)" + re.escape(value) + r"(?!\w)", source, re.IGNORECASE)]
+    return found[0] if len(found) == 1 and found[0][:1].isupper() else value
+
+
+def _past_quote(value: str, source: str) -> str | None:
+    """The quoted title of the task that ``value`` starts with and runs past (its closing quote is in the
+    value: "Roe v Wade'.Include dissent information" for 'Roe v. Wade'), or ``None``."""
+    if not any(mark in value for mark in "'’\"”"):
+        return None
+    key = _key(value)
+    titles = [str(q).strip() for q in _QUOTE.findall(source)]
+    starts = [t for t in titles if _key(t) and key.startswith(_key(t)) and len(_key(t)) < len(key)]
+    return max(starts, key=len) if starts else None
+
+
+_REGION_ASKED = re.compile(r"\bcity(?:,| and) state\b|\be\.g\.,?\s+[A-Z][\w .'-]*,\s*[A-Z]{2}\b", re.IGNORECASE)
+
+
+def _with_region(value: str, schema: Mapping[str, Any], source: str) -> str | None:
+    """``value`` with the region the task writes right after it (", Colorado", ", USA"), when the argument's
+    description asks for a city and its state ("The city and state, e.g. Denver, CO", "in the format City,
+    State") and the value has none; ``None`` otherwise."""
+    if "," in value or not _REGION_ASKED.search(str(schema.get("description") or "")):
+        return None
+    found = re.search(r"(?<!\w)" + re.escape(value) + r",\s*([A-Z][\w.]*(?:[ \t][A-Z][\w.]*)?)(?![\w'])", source)
+    return f"{value}, {found.group(1).rstrip('.')}" if found else None
 
 
 NAME_WORDS_BACK = 6
@@ -139,7 +180,7 @@ def listed_values(args: Any, args_schema: Mapping[str, Any], source: str) -> dic
     return changed_arguments(args, args_schema, fix)
 
 
-NESTED_WORDS = 4
+NESTED_WORDS = 6
 """Words a value has at most for :func:`nested_spans` to cut it: a span glued to its neighbour, not a text."""
 
 
@@ -175,8 +216,9 @@ def nested_spans(args: Any, args_schema: Mapping[str, Any], source: str) -> dict
 def _rest(value: str, held: str) -> str | None:
     """What ``value`` has besides ``held`` at its start or end, without the function words and punctuation that
     joined them ("David by Michelangelo" less "David" -> "Michelangelo"); ``None`` when ``held`` is not a whole
-    word sequence at either end, a comma joins them, or a function word leads to ``held`` at the end ("Send
-    hello to Bob", "weather in Paris": the value is about its sibling's value, not glued to it)."""
+    word sequence at either end, a comma joins them, a function word leads to ``held`` at the end ("Send
+    hello to Bob", "weather in Paris": the value is about its sibling's value, not glued to it), or the rest
+    has a function word of its own (it is a text, not a value)."""
     folded, inner = value.casefold(), held.casefold()
     if re.match(re.escape(inner) + r"(?!\w)", folded):
         joint, rest = value[len(held):], "after"
@@ -191,5 +233,7 @@ def _rest(value: str, held: str) -> str | None:
         return None  # "Send hello to Bob", "weather in Paris": the value says something about its sibling's
     while words and words[0].strip(_STRIP).casefold() in _FRAGMENT_WORDS | {""}:
         words.pop(0)  # "David by Michelangelo": the joiner goes with the sibling's value
+    if any(word.strip(_STRIP).casefold() in _FRAGMENT_WORDS for word in words):
+        return None  # "weather in the lovely old" is a text about Paris, not a value glued to it
     out = " ".join(words).strip(_STRIP + " ")
     return out if any(ch.isalnum() for ch in out) else None

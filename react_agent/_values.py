@@ -730,7 +730,8 @@ NEGATION_WINDOW = 3
 """Words before a flag's name in which a negation ("without details") keeps :func:`implied_options` off it."""
 
 
-_FLAG_VERB_TEXT = "is has have with include includes show return get use enable enabled should do want need flag only"
+_FLAG_VERB_TEXT = ("is has have with include includes show return get use enable enabled should do want need flag only "
+                   "allow allows consider account")
 _FLAG_VERBS = frozenset(_FLAG_VERB_TEXT.split())
 
 

@@ -71,7 +71,7 @@ def test_only_free_text_is_cut() -> None:
     args = {"artist": "David by Michelangelo", "title": "David"}
     assert nested_spans(args, _schema({"artist": {"enum": ["David by Michelangelo"]}, "title": TEXT}), task) is None
     assert nested_spans(args, _schema({"artist": {**TEXT, "pattern": "^.+$"}, "title": TEXT}), task) is None
-    assert NESTED_WORDS == 4 and "nested_spans" in VALUE_TECHNIQUES and "nested_spans" in TECHNIQUES
+    assert NESTED_WORDS == 6 and "nested_spans" in VALUE_TECHNIQUES and "nested_spans" in TECHNIQUES
 
 
 _scalars = st.one_of(st.text(max_size=30), st.integers(), st.none(), st.booleans())
@@ -339,3 +339,61 @@ def test_a_spare_completion_uses_only_what_is_left_and_never_cuts_the_answer() -
     plain("p", TEXT)
     plain("p", TEXT)
     assert plain.finish == "length"
+
+
+# --------------------------------------------------------------------------- whole spans, round 7
+from react_agent._decoding import filled_enums  # noqa: E402
+from react_agent._spans import whole_spans  # noqa: E402
+from react_agent._values import implied_options  # noqa: E402
+
+CITY_STATE = {"type": "string", "description": "The city and state, e.g. Denver, CO"}
+
+
+@pytest.mark.parametrize(("args", "props", "task", "fixed"), [
+    ({"color_name": "green"}, {"color_name": TEXT}, "Identify the basic RGB value of Sea Green color?",
+     {"color_name": "Sea Green"}),
+    ({"case_title": "Roe v Wade'.Include dissent information"}, {"case_title": TEXT},
+     "Retrieve the case titled 'Roe v. Wade'.Include dissent information.", {"case_title": "Roe v. Wade"}),
+    ({"location": "Denver"}, {"location": CITY_STATE}, "Find a hospital around Denver, Colorado with pediatrics.",
+     {"location": "Denver, Colorado"}),
+    ({"start": "Boston"}, {"start": {**TEXT, "description": "Specify the location in the format of City, State."}},
+     "What's the distance between Boston, MA, and Washington, D.C.?", {"start": "Boston, MA"}),
+])
+def test_whole_spans_takes_the_tasks_casing_quotes_and_regions(args: dict[str, Any], props: dict[str, Any],
+                                                             task: str, fixed: dict[str, Any]) -> None:
+    assert whole_spans(args, _schema(props), task) == fixed
+
+
+@pytest.mark.parametrize(("args", "props", "task"), [
+    ({"color": "green"}, {"color": TEXT}, "green and Green"),  # written twice: which one is unknown
+    ({"color": "green"}, {"color": TEXT}, "paint it green"),  # already as written
+    ({"title": "Python tutorials"}, {"title": TEXT}, "Search 'Python' tutorials"),  # no quote in the value
+    ({"location": "Denver"}, {"location": TEXT}, "around Denver, Colorado"),  # the description asks no state
+    ({"location": "Denver, CO"}, {"location": CITY_STATE}, "around Denver, CO, Colorado"),  # has one
+    ({"location": "Denver"}, {"location": CITY_STATE}, "from Denver, and then"),  # no region after it
+])
+def test_whole_spans_leaves_ambiguous_cased_unquoted_and_unasked_values(args: dict[str, Any],
+                                                                     props: dict[str, Any], task: str) -> None:
+    assert whole_spans(args, _schema(props), task) is None
+
+
+def test_flags_read_past_allow_and_consider_and_enums_by_their_singular() -> None:
+    flags = _schema({"origin": TEXT, "consider_terrain": {"type": "boolean"},
+                     "allow_transfer": {"type": "boolean"}}, ["origin"])
+    assert implied_options({"origin": "New York"}, flags, "From New York to Boston, accounting for terrain.") == \
+        {"origin": "New York", "consider_terrain": True}
+    assert implied_options({"origin": "NY"}, flags, "NY to LA by train, and you can transfer") == \
+        {"origin": "NY", "allow_transfer": True}
+    assert implied_options({"origin": "NY"}, flags, "NY to LA, no transfer and no terrain") is None
+    traits = _schema({"type": TEXT, "traits": {"type": "array", "items": {"enum": ["strengths", "weaknesses"]}}},
+                     ["type"])
+    assert filled_enums({"type": "ENFJ"}, traits, "strength and weakness traits for ENFJ") == \
+        {"type": "ENFJ", "traits": ["strengths", "weaknesses"]}
+    assert filled_enums({"type": "ENFJ"}, traits, "traits for ENFJ") is None
+
+
+def test_nested_spans_cuts_a_five_word_span_over_its_sibling() -> None:
+    args = {"team_name": "Los Angeles Lakers", "league": "Los Angeles Lakers in NBA"}
+    assert nested_spans(args, _schema({"team_name": TEXT, "league": TEXT}),
+                        "Get the latest game score for Los Angeles Lakers in NBA.") == \
+        {"team_name": "Los Angeles Lakers", "league": "NBA"}
