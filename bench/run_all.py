@@ -142,33 +142,46 @@ def header(results: dict[str, dict[str, Any]]) -> str:
     ])
 
 
-BFCL_SLICES = (("s6b-final0", "the default slice (offset 0)"), ("s6b-final1", "slice 1 (offset 1)"),
-               ("s6b-final2", "slice 2 (offset 2)"), ("s6b-final3", "slice 3 (offset 3)"),
-               ("s6b-final4", "slice 4 (offset 4; the validation slice of round s6a)"),
-               ("s6b-final5", "validation slice (offset 5, run once with the final code; simple_python and "
-                              "irrelevance: multiple has five disjoint slices of 40)"))
-"""The ablation variants of today's local-model defaults, one per 40-case slice of each category."""
+BFCL_SLICES = tuple(
+    (f"s7-final{k}", label, k in (8, 9)) for k, label in (
+        (0, "the default slice (offset 0)"), (1, "slice 1"), (2, "slice 2"), (3, "slice 3"), (4, "slice 4"),
+        (5, "slice 5 (simple_python and irrelevance: with 40 cases, multiple has five disjoint slices and "
+            "irrelevance six)"),
+        (6, "slice 6 (simple_python)"), (7, "slice 7 (simple_python)"),
+        (8, "slice 8 (simple_python; held out: run once with the final code before anyone looked at it)"),
+        (9, "slice 9 (simple_python; held out likewise)")))
+"""The ablation variants of today's local-model defaults, one per 40-case slice of each category:
+``(variant, label, held out)``; a held-out slice was run once with the final code, before anyone looked at
+its cases."""
 
 
 def bfcl_headline(ablation: list[dict[str, Any]]) -> list[str]:
-    """One line per slice of today's defaults (:data:`BFCL_SLICES`) and one over all of them together."""
+    """One line per slice of today's defaults (:data:`BFCL_SLICES`), one over all of them together and one
+    over the held-out ones."""
     rows = {v.get("variant"): v for v in ablation}
-    found = [(label, rows[name]) for name, label in BFCL_SLICES if name in rows]
+    found = [(label, held, rows[name]) for name, label, held in BFCL_SLICES if name in rows]
     if not found:
         return []
     lines = []
     total: dict[str, list[int]] = {}
-    for label, entry in found:
+    held_out: dict[str, list[int]] = {}
+    for label, held, entry in found:
         cats = {c: s for c, s in entry["categories"].items() if c != "all"}
         for c, s in cats.items():
-            total.setdefault(c, [0, 0])
-            total[c][0] += s["correct"]
-            total[c][1] += s["n"]
+            for sums in (total, held_out) if held else (total,):
+                sums.setdefault(c, [0, 0])
+                sums[c][0] += s["correct"]
+                sums[c][1] += s["n"]
         lines.append(f"  - {label}: " + ", ".join(f"{c} {s['correct']}/{s['n']} ({100 * s['accuracy']:.0f} %)"
                                                   for c, s in cats.items()))
-    pooled = ", ".join(f"{c} {k}/{n} ({100 * k / n:.1f} %)" for c, (k, n) in total.items() if n)  # 59.6 is not 60
+
+    def pooled(sums: dict[str, list[int]]) -> str:
+        return ", ".join(f"{c} {k}/{n} ({100 * k / n:.1f} %)" for c, (k, n) in sums.items() if n)  # 59.6 is not 60
+
+    held_line = [f"  - held out ({sum(1 for _, h, _ in found if h)} slices): {pooled(held_out)}"] if held_out else []
     return ["- BFCL with today's local-model defaults (react_agent protocol; targets: simple_python >= 60 %, "
-            f"multiple >= 40 %, irrelevance >= 50 %): over {len(found)} slices of 40 cases, {pooled}.", *lines]
+            f"multiple >= 40 %, irrelevance >= 50 %): over {len(found)} slices of 40 cases, {pooled(total)}.",
+            *held_line, *lines]
 
 
 def headline(results: dict[str, dict[str, Any]]) -> list[str]:

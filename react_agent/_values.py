@@ -720,7 +720,7 @@ def kept_optionals(args: Mapping[str, Any], filled: Any, args_schema: Mapping[st
     copies |= {n for n, v in added.items() if isinstance(v, str) and _key(v) in taken}  # "10" beside height 10
     seen = [_key(v) for v in added.values() if isinstance(v, (str, int, float))]
     copies |= {n for n, v in added.items() if isinstance(v, (str, int, float)) and seen.count(_key(v)) > 1}
-    return {k: v for k, v in out.items() if k in args or (k in added and k not in copies)}
+    return {**args, **{k: v for k, v in out.items() if k in added and k not in args and k not in copies}}
 
 
 _NEGATION_TEXT = "no not without exclude excluding except never нет не без кроме"

@@ -146,11 +146,15 @@ def test_the_benchmarks_headline_gives_every_slice_and_their_sum() -> None:
             "irrelevance": {"correct": irrelevance, "n": 40, "accuracy": irrelevance / 40},
             "all": {"correct": simple + irrelevance, "n": 80, "accuracy": (simple + irrelevance) / 80}}}
 
-    lines = bfcl_headline([entry("s6b-final0", 26, 30), entry("other", 1, 1), entry("s6b-final5", 20, 34)])
+    lines = bfcl_headline([entry("s7-final0", 26, 30), entry("other", 1, 1), entry("s7-final5", 20, 34)])
     assert "over 2 slices of 40 cases, simple_python 46/80 (57.5 %), irrelevance 64/80 (80.0 %)" in lines[0]
     assert lines[1].startswith("  - the default slice (offset 0): simple_python 26/40 (65 %)")
-    assert lines[2].startswith("  - validation slice (offset 5") and len(lines) == 3
+    assert lines[2].startswith("  - slice 5 (simple_python and irrelevance") and len(lines) == 3
     assert bfcl_headline([entry("other", 1, 1)]) == []
+    held = bfcl_headline([entry("s7-final0", 26, 30), entry("s7-final8", 31, 0), entry("s7-final9", 27, 0)])
+    assert "over 3 slices of 40 cases, simple_python 84/120 (70.0 %)" in held[0]
+    assert held[1] == "  - held out (2 slices): simple_python 58/80 (72.5 %), irrelevance 0/80 (0.0 %)"
+    assert held[4].startswith("  - slice 9 (simple_python; held out likewise)") and len(held) == 5
 
 
 def test_a_rerecorded_variant_replaces_its_row_even_after_a_flag_was_added(tmp_path: Path) -> None:

@@ -397,3 +397,48 @@ def test_nested_spans_cuts_a_five_word_span_over_its_sibling() -> None:
     assert nested_spans(args, _schema({"team_name": TEXT, "league": TEXT}),
                         "Get the latest game score for Los Angeles Lakers in NBA.") == \
         {"team_name": "Los Angeles Lakers", "league": "NBA"}
+
+
+# --------------------------------------------------------------------------- hostile inputs
+_values_st = st.one_of(st.text(max_size=20), st.integers(), st.floats(allow_nan=True), st.none(), st.booleans(),
+                       st.lists(st.text(max_size=5), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(),
+                                                                                   max_size=2))
+_schemas_st = st.one_of(
+    st.just(DRAW), st.just({"properties": "odd"}), st.just({}), st.just({"properties": {"a": "x", "b": None}}),
+    st.just(_schema({"a": {"anyOf": [TEXT, {"type": "null"}]}, "b": {"type": "array"}, "c": {"items": 3}}, ["a"])))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(args=st.dictionaries(st.sampled_from(["width", "height", "color", "unit", "tags", "a", "b", "c"]), _values_st,
+                            max_size=4),
+       filled=st.one_of(st.none(), st.text(max_size=5),
+                        st.dictionaries(st.sampled_from(["color", "unit", "tags", "a", "b", "c", "zz"]), _values_st,
+                                        max_size=5)),
+       schema=_schemas_st, task=st.one_of(st.text(max_size=80), st.just(DRAW_TASK)))
+def test_optionals_and_copied_fields_never_raise(args: dict[str, Any], filled: Any, schema: Any, task: str) -> None:
+    assert isinstance(copied_fields(schema), list)
+    asked = asked_optionals(args, schema)
+    assert not set(asked) & set(args)
+    kept = kept_optionals(args, filled, schema, task)
+    assert {k: kept[k] for k in args} == args  # what was decided stays as it was
+    assert set(kept) - set(args) <= set(asked)  # only asked-for options are added
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=st.text(max_size=40), description=st.one_of(st.text(max_size=40), st.just("The city and state, e.g. "
+                                                                                         "Denver, CO")),
+       task=st.one_of(st.text(max_size=120), st.just("'Roe v. Wade'.Include, Sea Green, Denver, Colorado")))
+def test_the_new_span_rules_never_raise(value: str, description: str, task: str) -> None:
+    out = whole_spans({"v": value}, _schema({"v": {**TEXT, "description": description}}), task)
+    assert out is None or set(out) == {"v"}
+
+
+def test_span_rules_on_a_100_kb_task_stay_fast() -> None:
+    task = ("Find 'Roe v. Wade' in Denver, Colorado and Sea Green " * 2000)[:120_000]
+    schema = _schema({"a": CITY_STATE, "b": TEXT, "c": TEXT})
+    args = {"a": "Denver", "b": "green", "c": "Roe v Wade'.Include dissent"}
+    started = time.perf_counter()
+    whole_spans(args, schema, task)
+    nested_spans({"a": "Denver in Colorado", "b": "Denver"}, schema, task)
+    kept_optionals({"a": "Denver"}, {"a": "Denver", "b": "Sea Green", "c": "x" * 50_000}, schema, task)
+    assert time.perf_counter() - started < 5.0  # a bound against blow-ups, not a performance claim
