@@ -68,9 +68,31 @@ def humanize(name: str) -> str:
     return " ".join(part for part in re.split(r"[\s._\-/:]+", spaced) if part).lower()
 
 
-def sample_value(name: str, schema: Mapping[str, Any], *, index: int = 0) -> Any:
+_MAX_DEPTH = 4
+"""Nesting levels an example value has at most (a required recursive field ends there)."""
+
+
+def _resolved(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``schema`` with a local ``$ref`` (``#/$defs/Name``, ``#/definitions/Name``; also an ``allOf`` of one) replaced
+    by its definition (the referring node's own keywords kept)."""
+    ref = schema.get("$ref")
+    one = schema.get("allOf")
+    if ref is None and isinstance(one, list) and len(one) == 1 and isinstance(one[0], Mapping):
+        ref, schema = one[0].get("$ref"), {**{k: v for k, v in schema.items() if k != "allOf"}, **one[0]}
+    if not isinstance(ref, str):
+        return schema
+    found = defs.get(ref.rsplit("/", 1)[-1]) if ref.startswith(("#/$defs/", "#/definitions/")) else None
+    rest = {k: v for k, v in schema.items() if k != "$ref"}
+    return {**found, **rest} if isinstance(found, Mapping) else rest
+
+
+def sample_value(name: str, schema: Mapping[str, Any], *, index: int = 0, defs: Mapping[str, Any] | None = None,
+                 depth: int = 0) -> Any:
     """A realistic value for an argument called ``name`` with JSON ``schema``; ``index`` (the argument's
-    position) makes sibling arguments of the same type differ."""
+    position) makes sibling arguments of the same type differ; ``defs``: the ``$defs`` that ``$ref`` s point
+    into (a nested model's schema)."""
+    defs = defs or {}
+    schema = _resolved(schema, defs)
     if "const" in schema:
         return schema["const"]
     enum = schema.get("enum")
@@ -78,9 +100,11 @@ def sample_value(name: str, schema: Mapping[str, Any], *, index: int = 0) -> Any
         return enum[0]
     options = schema.get("anyOf")
     if isinstance(options, list):
-        typed = [o for o in options if isinstance(o, Mapping) and o.get("type") not in (None, "null")]
+        typed = [o for o in options if isinstance(o, Mapping) and o.get("type") != "null"]
+        if depth > 0 and len(typed) < len(options):  # a nested optional (``next: Node | None``): left empty
+            return None
         if typed:
-            return sample_value(name, typed[0], index=index)
+            return sample_value(name, typed[0], index=index, defs=defs, depth=depth)
     if "default" in schema and schema["default"] is not None and not isinstance(schema["default"], (dict, list)):
         return schema["default"]
     kind = schema.get("type")
@@ -98,9 +122,12 @@ def sample_value(name: str, schema: Mapping[str, Any], *, index: int = 0) -> Any
         allowed = items.get("enum")
         if isinstance(allowed, list) and len(allowed) > 1:  # two different allowed values, not one twice
             return allowed[:2]
-        return [sample_value(name, items, index=index), sample_value(name, items, index=index + 1)]
+        if depth + 1 >= _MAX_DEPTH:  # its items would be cut at the limit: an empty list is still a list
+            return []
+        return [sample_value(name, items, index=index, defs=defs, depth=depth + 1),
+                sample_value(name, items, index=index + 1, defs=defs, depth=depth + 1)]
     if kind == "object" or isinstance(schema.get("properties"), Mapping):
-        return sample_arguments(schema)
+        return sample_arguments(schema, defs=defs, depth=depth + 1) if depth < _MAX_DEPTH else {}
     return _string(name, schema, index)
 
 
@@ -148,14 +175,17 @@ def _string(name: str, schema: Mapping[str, Any], index: int) -> str:
     return _DEFAULT_STRINGS[index % len(_DEFAULT_STRINGS)]
 
 
-def sample_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
+def sample_arguments(schema: Mapping[str, Any], *, defs: Mapping[str, Any] | None = None,
+                     depth: int = 0) -> dict[str, Any]:
     """Arguments for an ``object`` schema: its required properties (or, when none is required, its first
-    property), each with :func:`sample_value`."""
+    property), each with :func:`sample_value`; nested models are read from the schema's ``$defs``."""
+    found = schema.get("$defs", schema.get("definitions"))
+    defs = {**(defs or {}), **(found if isinstance(found, Mapping) else {})}
     props = schema.get("properties")
     if not isinstance(props, Mapping) or not props:
         return {}
     required = [n for n in schema.get("required", []) if n in props] or [next(iter(props))]
-    return {name: sample_value(name, props[name], index=i) for i, name in enumerate(required)}
+    return {name: sample_value(name, props[name], index=i, defs=defs, depth=depth) for i, name in enumerate(required)}
 
 
 @functools.cache

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.tools import StructuredTool
+from pydantic import BaseModel
 
 from react_agent import ConfigError, ReactAgent, RunState
 from react_agent._decoding import SITE_PATTERN, URL_PATTERN, copied_fields, format_pattern
@@ -442,3 +443,60 @@ def test_span_rules_on_a_100_kb_task_stay_fast() -> None:
     nested_spans({"a": "Denver in Colorado", "b": "Denver"}, schema, task)
     kept_optionals({"a": "Denver"}, {"a": "Denver", "b": "Sea Green", "c": "x" * 50_000}, schema, task)
     assert time.perf_counter() - started < 5.0  # a bound against blow-ups, not a performance claim
+
+
+class Node(BaseModel):
+    name: str
+    children: list[Node] = []
+
+
+def store(root: Node, label: str = "") -> str:
+    """Store a tree."""
+    return "ok"
+
+
+def test_asking_for_optionals_of_a_recursive_tool_needs_no_definitions() -> None:
+    """The hoisted ``$defs`` of a recursive schema are not carried into the ask schema: only free text, numbers
+    and their lists are asked for, and the decided arguments are constants."""
+    tool = StructuredTool.from_function(store, name="store_tree", description="Store a tree with a label.")
+    script = _Script('{"thought": "t", "action": "store_tree", ', '{"root": {"name": "a", "children": []}}}',
+                     '{"root": {"name": "a", "children": []}, "label": "oak"}}')
+    text = _staged_answer(script, _prompt("Store the tree a labelled oak", [tool]), answer_schema([tool]),
+                          two_stage=True, grounding=False, ask_optionals=True)
+    assert json.loads(text)["action_input"] == {"root": {"name": "a", "children": []}, "label": "oak"}
+    _, ask, _ = script.calls[-1]
+    assert "$ref" not in json.dumps(ask) and ask["properties"]["root"] == {"const": {"name": "a", "children": []}}
+
+
+class Address(BaseModel):
+    city: str
+    zip_code: str
+
+
+class Chain(BaseModel):
+    name: str
+    next: Chain | None
+    links: list[Chain]
+
+
+def ship(to: Address, weight: float) -> str:
+    """Ship a parcel."""
+    return "ok"
+
+
+def chain(head: Chain) -> str:
+    """Store a chain."""
+    return "ok"
+
+
+def test_worked_examples_fill_nested_and_recursive_models_from_their_definitions() -> None:
+    """A tool whose argument is a pydantic model (a ``$ref`` into ``$defs``) gets an example value that its
+    schema accepts: the agent is built with the generated examples (it validates them) instead of raising."""
+    shipping = StructuredTool.from_function(ship, name="ship", description="Ship a parcel.")
+    chained = StructuredTool.from_function(chain, name="chain", description="Store a chain.")
+    examples = examples_for_tools([shipping, chained])
+    by_tool = {e.answer.action: e.answer.action_input for e in examples if not e.answer.is_finish}
+    assert set(by_tool["ship"]["to"]) == {"city", "zip_code"} and isinstance(by_tool["ship"]["weight"], float)
+    head = by_tool["chain"]["head"]
+    assert isinstance(head, dict) and {"name", "next", "links"} <= set(head)  # a bounded depth, no recursion error
+    ReactAgent(ScriptedChatModel(["unused"]), [shipping, chained], examples=examples)
