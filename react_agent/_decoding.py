@@ -21,6 +21,10 @@ Three of them, all generic (derived from the tools' JSON schemas and the prompt 
 * **Tool relevance** (:func:`content_stems`, :func:`tool_descriptions`, :func:`relevant_tools`): the tools
   whose name and description share the most content words with the task and history; a tool that shares
   none is not what the task asks for.
+
+The value helpers that :mod:`react_agent._values`, :mod:`react_agent._spans` and :mod:`react_agent._forms` share
+(``_key``, ``_named_at``, ``_scalar_kind``, ``_stems_match``, ``_QUOTED``, ``MIN_OVERLAP``) live here too, so
+those modules import from this one and never from each other in a cycle.
 """
 
 from __future__ import annotations
@@ -561,6 +565,56 @@ def _fitting(schema: Mapping[str, Any], candidates: list[str], text: str) -> lis
     max_length = base.get("maxLength")
     return [s for s in candidates if (regex is None or regex.search(s))
             and (not isinstance(max_length, int) or len(s) <= max_length)]
+
+
+# ------------------------------------------------------------------------------------------ shared value helpers
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _stems_match(a: str, b: str) -> bool:
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+
+
+def _key(value: Any) -> Any:
+    if isinstance(value, str):
+        return "".join(ch for ch in value.casefold() if ch.isalnum())
+    if _is_number(value):
+        return float(value)
+    return None
+
+
+def _scalar_kind(schema: Mapping[str, Any]) -> str | None:
+    if "enum" in schema or "const" in schema:
+        return None
+    kinds = schema_types(schema)
+    if "string" in kinds:
+        return "string"
+    if kinds & {"integer", "number"}:
+        return "number"
+    return None
+
+
+def _enum_words(value: str) -> str:
+    return re.sub(r"[_\-]+", " ", value).strip().casefold()
+
+
+def _named_at(value: Any, source: str) -> int:
+    """Where ``source`` names the enum value (``average_review_rating`` as "average review rating", a
+    plural *s* allowed), -1 when it does not; values shorter than three characters are never named."""
+    if not isinstance(value, str) or len(value) < 3:
+        return -1
+    words = _enum_words(value)
+    found = re.search(r"(?<!\w)" + re.escape(words).replace(r"\ ", r"[\s_\-]+") + r"s?(?!\w)", source,
+                      re.IGNORECASE)
+    return found.start() if found else -1
+
+
+MIN_OVERLAP = 3
+"""Characters a value needs before :func:`overlapping_optionals` compares it (short ones overlap by chance)."""
+
+
+_QUOTED = re.compile(r"(?<!\w)['‘\"“«]([^'’\"”»\n]{3,40})['’\"”»](?!\w)")
 
 
 # ------------------------------------------------------------------------------------------ tool relevance

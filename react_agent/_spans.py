@@ -21,8 +21,20 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from react_agent._decoding import _FRAGMENT_WORDS, _STRIP, changed_arguments, is_fragment, is_grounded, stem
-from react_agent._values import _QUOTED, MIN_OVERLAP, _key, _named_at, _scalar_kind, _stems_match
+from react_agent._decoding import (
+    _FRAGMENT_WORDS,
+    _QUOTED,
+    _STRIP,
+    MIN_OVERLAP,
+    _key,
+    _named_at,
+    _scalar_kind,
+    _stems_match,
+    changed_arguments,
+    is_fragment,
+    is_grounded,
+    stem,
+)
 
 __all__ = ["described_values", "listed_values", "nested_spans", "whole_spans"]
 

@@ -31,6 +31,13 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from react_agent._decoding import (
+    _QUOTED,
+    MIN_OVERLAP,
+    _is_number,
+    _key,
+    _named_at,
+    _scalar_kind,
+    _stems_match,
     call_properties,
     changed_arguments,
     content_stems,
@@ -44,6 +51,8 @@ from react_agent._decoding import (
     spelled_numbers,
     stem,
 )
+from react_agent._forms import date_formats, unit_numbers
+from react_agent._spans import listed_values, nested_spans, whole_spans
 
 __all__ = [
     "FORM_TECHNIQUES",
@@ -159,14 +168,6 @@ def _numeric(schema: Mapping[str, Any]) -> bool:
     kinds = schema_types(schema)
     return bool(kinds & {"integer", "number"}) and "string" not in kinds and "enum" not in schema \
         and "const" not in schema
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _stems_match(a: str, b: str) -> bool:
-    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
 
 
 def _covers(name_stems: set[str], words: Sequence[str]) -> bool:
@@ -324,30 +325,11 @@ def percent_rates(args: Any, args_schema: Mapping[str, Any], source: str) -> dic
 
 
 # ------------------------------------------------------------------------------------------ sibling values
-def _key(value: Any) -> Any:
-    if isinstance(value, str):
-        return "".join(ch for ch in value.casefold() if ch.isalnum())
-    if _is_number(value):
-        return float(value)
-    return None
-
-
 def _occurrences(value: Any, source: str) -> int:
     if _is_number(value):
         return sum(v == float(value) for v, _, _, _ in number_mentions(source))
     key = _key(value)
     return "".join(ch for ch in source.casefold() if ch.isalnum()).count(key) if key else 0
-
-
-def _scalar_kind(schema: Mapping[str, Any]) -> str | None:
-    if "enum" in schema or "const" in schema:
-        return None
-    kinds = schema_types(schema)
-    if "string" in kinds:
-        return "string"
-    if kinds & {"integer", "number"}:
-        return "number"
-    return None
 
 
 def shared_values(args: Any, args_schema: Mapping[str, Any], source: str) -> list[tuple[str, str]]:
@@ -413,10 +395,6 @@ def overlapping_optionals(args: Any, args_schema: Mapping[str, Any], source: str
                 out.append(name)
                 break
     return out
-
-
-MIN_OVERLAP = 3
-"""Characters a value needs before :func:`overlapping_optionals` compares it (short ones overlap by chance)."""
 
 
 def distinct_schema(args: Mapping[str, Any], args_schema: Mapping[str, Any], name: str,
@@ -567,21 +545,6 @@ def whole_names(args: Any, args_schema: Mapping[str, Any], source: str) -> dict[
 
 
 # ------------------------------------------------------------------------------------------ enums and lists
-def _enum_words(value: str) -> str:
-    return re.sub(r"[_\-]+", " ", value).strip().casefold()
-
-
-def _named_at(value: Any, source: str) -> int:
-    """Where ``source`` names the enum value (``average_review_rating`` as "average review rating", a
-    plural *s* allowed), -1 when it does not; values shorter than three characters are never named."""
-    if not isinstance(value, str) or len(value) < 3:
-        return -1
-    words = _enum_words(value)
-    found = re.search(r"(?<!\w)" + re.escape(words).replace(r"\ ", r"[\s_\-]+") + r"s?(?!\w)", source,
-                      re.IGNORECASE)
-    return found.start() if found else -1
-
-
 def _enum_of(schema: Mapping[str, Any]) -> tuple[list[Any] | None, bool]:
     """The allowed values of an enum argument or of the items of an enum list, and whether it is a list."""
     if isinstance(schema.get("enum"), list):
@@ -725,7 +688,6 @@ def kept_optionals(args: Mapping[str, Any], filled: Any, args_schema: Mapping[st
 
 _NEGATION_TEXT = "no not without exclude excluding except never нет не без кроме"
 _NEGATIONS = frozenset(_NEGATION_TEXT.split())
-_QUOTED = re.compile(r"(?<!\w)['‘\"“«]([^'’\"”»\n]{3,40})['’\"”»](?!\w)")
 NEGATION_WINDOW = 3
 """Words before a flag's name in which a negation ("without details") keeps :func:`implied_options` off it."""
 
@@ -825,8 +787,6 @@ def corrected(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: s
     values the task names (``named_enums``), lists without repeats (``bounded_lists``), optional arguments
     the task never mentions left out (``omit_unmentioned``), optional arguments the task asks for in words
     added (``implied_options``)."""
-    from react_agent._spans import nested_spans, whole_spans  # they build on this module's helpers
-
     out = dict(args)
     for name, fix in _PURE_BEFORE:
         if name in values:
@@ -860,9 +820,6 @@ def in_forms(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: st
     """``args`` with the :data:`FORM_TECHNIQUES` named in ``values`` applied, in this order: a listed value the
     task names (``listed_values``, :func:`react_agent._spans.listed_values`), numbers in the described unit
     (``unit_numbers``), dates in the described format (``date_formats``, both :mod:`react_agent._forms`)."""
-    from react_agent._forms import date_formats, unit_numbers
-    from react_agent._spans import listed_values
-
     out = dict(args)
     for name, fix in (("listed_values", listed_values), ("unit_numbers", unit_numbers),
                       ("date_formats", date_formats)):
