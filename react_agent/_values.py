@@ -780,13 +780,14 @@ _PURE_AFTER = (("whole_names", whole_names), ("named_enums", named_enums), ("bou
 def corrected(args: Mapping[str, Any], args_schema: Mapping[str, Any], source: str, values: Collection[str], *,
               redecode: Callable[[Mapping[str, Any]], Any] | None = None) -> dict[str, Any]:
     """``args`` corrected by the techniques named in ``values``, in this order: numbers next to their names
-    (``anchor_numbers``), percentages as rates (``percent_rates``), distinct sibling values
-    (``distinct_values``: of two arguments that share a value the task writes once, an optional one is
-    dropped; for two required ones ``redecode(schema)`` decodes the arguments again under
-    :func:`distinct_schema` and the pair is put in the task's order; without ``redecode`` they stay), enum
-    values the task names (``named_enums``), lists without repeats (``bounded_lists``), optional arguments
-    the task never mentions left out (``omit_unmentioned``), optional arguments the task asks for in words
-    added (``implied_options``)."""
+    (``anchor_numbers``), percentages as rates (``percent_rates``), numbered siblings in the task's order
+    (``sibling_order``), distinct sibling values (``distinct_values``: of two arguments that share a value the
+    task writes once, an optional one is dropped; for two required ones ``redecode(schema)`` decodes the
+    arguments again under :func:`distinct_schema` and the pair is put in the task's order; without
+    ``redecode`` they stay), a value cut off its sibling's (``nested_spans``), whole spans (``whole_spans``),
+    whole names (``whole_names``), enum values the task names (``named_enums``), lists without repeats
+    (``bounded_lists``), optional arguments the task never mentions left out (``omit_unmentioned``),
+    optional arguments the task asks for in words added (``implied_options``)."""
     out = dict(args)
     for name, fix in _PURE_BEFORE:
         if name in values:
