@@ -233,15 +233,15 @@ def _rest(value: str, held: str) -> str | None:
     has a function word of its own (it is a text, not a value)."""
     folded, inner = value.casefold(), held.casefold()
     if re.match(re.escape(inner) + r"(?!\w)", folded):
-        joint, rest = value[len(held):], "after"
+        joint, held_at_end = value[len(held):], False
     elif re.search(r"(?<!\w)" + re.escape(inner) + r"$", folded):
-        joint, rest = value[:len(value) - len(held)], "before"
+        joint, held_at_end = value[:len(value) - len(held)], True
     else:
         return None
     words = joint.split()
     if "," in joint.strip()[:1] + joint.strip()[-1:]:
         return None
-    if rest == "before" and words and words[-1].strip(_STRIP).casefold() in _FRAGMENT_WORDS:
+    if held_at_end and words and words[-1].strip(_STRIP).casefold() in _FRAGMENT_WORDS:
         return None  # "Send hello to Bob", "weather in Paris": the value says something about its sibling's
     while words and words[0].strip(_STRIP).casefold() in _FRAGMENT_WORDS | {""}:
         words.pop(0)  # "David by Michelangelo": the joiner goes with the sibling's value

@@ -673,7 +673,8 @@ def kept_optionals(args: Mapping[str, Any], filled: Any, args_schema: Mapping[st
     ``bcc`` both "John Doe": the model filled both with one span). The rest is left out (the tool's default)."""
     if not isinstance(filled, Mapping):
         return dict(args)
-    added = {k: v for k, v in filled.items() if k in asked_optionals(args, args_schema) and v is not None
+    asked = set(asked_optionals(args, args_schema))
+    added = {k: v for k, v in filled.items() if k in asked and v is not None
              and not (isinstance(v, str) and (not v.strip() or is_fragment(v, source)))}
     out = {**args, **added}
     out = omitted_unmentioned(out, args_schema, source) or out
