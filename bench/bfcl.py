@@ -38,7 +38,7 @@ all variants have).
 (abstaining is a pure function of the call and the task); ``--simulate-unrelated VARIANT`` likewise adds
 VARIANT with ``abstain_unrelated`` on (FINISH when no tool shares a content word with the question), and
 ``--simulate-fill VARIANT`` with ``fill_enums`` on (a pure function of the call and the question), and
-``--simulate-values VARIANT=FLAG,FLAG`` with those value techniques on (``react_agent._values.corrected`` on
+``--simulate-values VARIANT=FLAG,FLAG`` with those value techniques on (``_values.corrected`` on
 each recorded call; what needs a second decoding is not simulated). ``--offset K`` shifts every picked case
 K rows on: with ``--limit 40`` and K from 1 to 4, a held-out slice that shares no case with the default one.
 The summaries go to the ``ablation`` list of bench/results/bfcl.json, next to the main results::
@@ -178,7 +178,7 @@ def examples_for(tools: list[Any], lang: str) -> list[Any]:
     """The worked examples of the current run's ``--examples`` mode for these tools."""
     if _EXAMPLES_MODE["value"] == "none":
         return []
-    from react_agent._fewshot import examples_for_tools
+    from react_agent.tools._examples import examples_for_tools
 
     return examples_for_tools(tools, lang=lang.split("-", 1)[0])
 
@@ -396,9 +396,9 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 def can_act(technique: str, case: BfclCase) -> bool:
     """Whether ``technique`` can change the decision on ``case`` at all (a pure test on the question and the
     functions); ``True`` when there is no such test. ``commit_named`` acts only when the question names a
-    function (``react_agent._decoding.named_tools``): elsewhere the model is offered the same actions."""
+    function (``react_agent.models.local._decoding.named_tools``): elsewhere the model is offered the same actions."""
     if technique == "commit_named":
-        from react_agent._decoding import named_tools
+        from react_agent.models.local._decoding import named_tools
 
         return bool(named_tools([f["name"] for f in case.functions], case.question))
     return True
@@ -505,7 +505,7 @@ def simulate_abstain(records: list[dict[str, Any]], cases: dict[str, BfclCase], 
     """The records ``variant`` would have had with ``LocalChatModel(abstain=True)`` on top, computed without the
     model: abstaining is a pure function of the decided call and the task (``should_abstain``), and a FINISH
     decision is scored by its kind alone. The FINISH text the model would write is not produced."""
-    from react_agent._decoding import should_abstain
+    from react_agent.models.local._decoding import should_abstain
 
     def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
         schema = _call_schema(record, case)
@@ -518,12 +518,12 @@ def simulate_abstain(records: list[dict[str, Any]], cases: dict[str, BfclCase], 
 def simulate_values(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str,
                     flags: list[str]) -> list[dict[str, Any]]:
     """The records ``variant`` would have had with the argument-value techniques ``flags`` on top
-    (``react_agent._values.corrected`` on each recorded call, the question as the task), computed without the
-    model (the forms of ``react_agent._values.in_forms`` after them, where abstaining runs in between in a real
+    (``_values.corrected`` on each recorded call, the question as the task), computed without the
+    model (the forms of ``_values.in_forms`` after them, where abstaining runs in between in a real
     run). Exact for the pure corrections; ``distinct_values`` drops an optional copy but cannot decode a
     required one again, ``bounded_lists`` only removes repeats (its grammar bound needs the model), and
     ``ground_numbers`` (a second decoding) is not simulated."""
-    from react_agent._values import corrected, in_forms
+    from react_agent.models.local._values import corrected, in_forms
 
     def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
         schema = _call_schema(record, case)
@@ -540,7 +540,7 @@ def simulate_unrelated(records: list[dict[str, Any]], cases: dict[str, BfclCase]
     ``preselect`` off), computed without the model: when no tool's name and description shares a content word
     with the question (``relevant_tools``), the answer is FINISH whatever the model would write; otherwise
     every tool stays offered and the decision is the recorded one. The FINISH text is not produced."""
-    from react_agent._decoding import relevant_tools
+    from react_agent.models.local._decoding import relevant_tools
 
     def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
         texts = {f["name"]: f"{f['name']} {str(f.get('description') or f['name']).splitlines()[0]}"
@@ -554,7 +554,7 @@ def simulate_fill(records: list[dict[str, Any]], cases: dict[str, BfclCase], var
     """The records ``variant`` would have had with ``LocalChatModel(fill_enums=True)`` on top, computed without
     the model: the optional enum arguments the question names are added to each recorded call
     (``filled_enums`` runs after every other technique, on the decided call)."""
-    from react_agent._decoding import filled_enums
+    from react_agent.models.local._decoding import filled_enums
 
     def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
         schema = _call_schema(record, case)

@@ -195,14 +195,11 @@ class Meter:
         from langchain_core.tools import StructuredTool
 
         import bench.overhead as this
-        import react_agent._tools as tools_module
 
-        # the tool's time: its invoke/run (LangChain; react_agent when a tracer listens), or, on react_agent's
-        # direct path, the validation of its arguments against its schema and its function
+        # the tool's time: its invoke/run and its function
         originals: list[tuple[Any, str, str]] = [
             (FakeMessagesListChatModel, "invoke", "model"), (FakeMessagesListChatModel, "_generate", "model"),
             (StructuredTool, "invoke", "tool"), (StructuredTool, "run", "tool"),
-            (StructuredTool, "_to_args_and_kwargs", "tool"), (tools_module, "_tool_arguments", "tool"),
             (this, "lookup_value", "tool")]
         saved = [(cls, attr, cls.__dict__.get(attr)) for cls, attr, _ in originals]
         try:
@@ -333,64 +330,7 @@ def _group(function: str) -> str:
     return head.split("/", 1)[0] if "/" in head else head
 
 
-# ------------------------------------------------------------------------------------------ fixes
-def fix_proposals() -> list[dict[str, Any]]:
-    """The proposed core fixes; each ``apply()`` monkeypatches this process and returns an undo."""
-    from bench import _fixes
-
-    return _fixes.PROPOSALS
-
-
-def _own_once(run: Callable[[], Any]) -> tuple[float, float]:
-    """(own overhead, total) seconds per step of one instrumented run."""
-    meter = Meter()
-    with meter.installed():
-        start = CLOCK()
-        run()
-        total = CLOCK() - start
-    return (total - meter.model - meter.tool) / STEPS, total / STEPS
-
-
-def measure_fixes(repeats: int) -> list[dict[str, Any]]:
-    """Own overhead per step with no fix, each fix alone, and all fixes; interleaved per repeat.
-
-    Every repeat runs each configuration once (patch, run, undo), so slow drifts of a shared machine
-    hit all configurations alike.
-    """
-    proposals = fix_proposals()
-    configs: list[tuple[str, list[dict[str, Any]]]] = [("baseline", [])]
-    configs += [(p["name"], [p]) for p in proposals]
-    configs.append(("all fixes", proposals))
-    run = make_react_agent()
-    for _ in range(3):
-        run()
-    own: dict[str, list[float]] = {name: [] for name, _ in configs}
-    total: dict[str, list[float]] = {name: [] for name, _ in configs}
-    with _quiet_gc():
-        for _ in range(repeats):
-            for name, props in configs:
-                undos = [p["apply"]() for p in props]
-                try:
-                    o, t = _own_once(run)
-                finally:
-                    for undo in reversed(undos):
-                        undo()
-                own[name].append(o)
-                total[name].append(t)
-    med = _common.median
-    base = med(own["baseline"])
-    out = []
-    for name, props in configs:
-        row: dict[str, Any] = {"name": name, "own_us_per_step": 1e6 * med(own[name]),
-                               "total_us_per_step": 1e6 * med(total[name]),
-                               "gain_us_per_step": 1e6 * (base - med(own[name]))}
-        if len(props) == 1:
-            row.update(where=props[0]["where"], change=props[0]["change"])
-        out.append(row)
-    return out
-
-
-def run(*, repeats: int = 30, profile: bool = False, fixes: bool = False) -> dict[str, Any]:
+def run(*, repeats: int = 30, profile: bool = False) -> dict[str, Any]:
     _common.require("langchain_classic", "langchain-classic")
     react = make_react_agent()
     react_all = make_react_agent(history_window=None)
@@ -421,8 +361,6 @@ def run(*, repeats: int = 30, profile: bool = False, fixes: bool = False) -> dic
     }
     if profile:
         results["profile"] = profile_react(max(10, repeats // 2))
-    if fixes:
-        results["fixes"] = measure_fixes(repeats)
     return results
 
 
@@ -509,28 +447,6 @@ def markdown(data: dict[str, Any]) -> str:
                   _common.table(["function", "calls/run", "self µs/step", "cumulative µs/step"],
                                 [[f"`{p['function']}`", f"{p['calls_per_run']:.0f}", f"{p['self_us_per_step']:.1f}",
                                   f"{p['cum_us_per_step']:.1f}"] for p in prof["top_self"][:12]])]
-    fixes = r.get("fixes")
-    if fixes:
-        base = fixes[0]
-        parts += ["", f"Core fixes found by profiling, measured by monkeypatching the package in the benchmark "
-                  f"process: react_agent's own overhead per step as the package stands "
-                  f"({base['own_us_per_step']:.0f} µs), with each fix alone and with all of them; the "
-                  "configurations are interleaved run by run. Every fix found so far is applied in the package "
-                  "(the parser fast path, the retry fast path, direct jinja rendering, dict-first attribute "
-                  "lookup in jinja, cached history entries, the zero-usage fast path, the inert journal), so "
-                  "their gain here is about 0; the table stays as the check that they are in.", "",
-                  _common.table(["fix", "where", "own µs/step", "gain µs/step"],
-                                [[f["name"], f"`{f['where']}`" if "where" in f else "", f"{f['own_us_per_step']:.0f}",
-                                  f"{f['gain_us_per_step']:.0f}"] for f in fixes[1:]])]
-        parts += [""] + [f"- **{f['name']}** (`{f['where']}`): {f['change']}" for f in fixes[1:] if "change" in f]
-        everything = fixes[-1]
-        lc_total = 1e6 * br["langchain_agent_executor"]["total_s"]
-        parts += ["", f"With all fixes: {everything['total_us_per_step']:.0f} µs per step against LangChain's "
-                  f"{lc_total:.0f} µs (both instrumented runs): **{everything['total_us_per_step'] / lc_total:.2f}x**."]
-        eq = r.get("parser_fast_path_equivalence")
-        if eq:
-            parts += ["", f"Parser fast path: same outcome as the full pipeline on {eq['same']} of {eq['cases']} "
-                      "texts (parser corpus and benchmark replies)."]
     return "\n".join(parts)
 
 
@@ -538,12 +454,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.overhead", description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=30, help="timed runs per agent (default 30)")
     parser.add_argument("--profile", action="store_true", help="cProfile the react_agent runs (hotspots)")
-    parser.add_argument("--fixes", action="store_true",
-                        help="measure the proposed core fixes (monkeypatched in this process)")
     _common.add_common_args(parser)
     args = parser.parse_args(argv)
-    results = run(repeats=args.repeats, profile=args.profile, fixes=args.fixes)
-    config = {"repeats": args.repeats, "tool_calls": TOOL_CALLS, "profile": args.profile, "fixes": args.fixes}
+    results = run(repeats=args.repeats, profile=args.profile)
+    config = {"repeats": args.repeats, "tool_calls": TOOL_CALLS, "profile": args.profile}
     return _common.publish(NAME, config, results, args, plot=plot, markdown=markdown)
 
 

@@ -24,11 +24,10 @@ from typing import Any, Union, cast
 
 import jinja2
 from jinja2 import meta, nodes
-from jinja2.runtime import Context
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.prompts import BasePromptTemplate
 
-from react_agent._errors import ConfigError
+from react_agent.errors import ConfigError
 
 __all__ = ["LANGUAGES", "PROMPT_SETS", "TEMPLATE_VARIABLES", "PromptSet", "PromptSource"]
 
@@ -97,7 +96,7 @@ _ENV = _Environment(
 
 
 @functools.lru_cache(maxsize=1)
-def _builtin_root() -> Path:
+def builtin_root() -> Path:
     here = Path(__file__).resolve().parent
     for candidate in (here / "prompts", here.parent / "prompts"):  # wheel, then checkout
         if candidate.is_dir():
@@ -196,7 +195,7 @@ class PromptSet:
         base = lang or (source if builtin and source in LANGUAGES else "ru")
         if base not in LANGUAGES:
             raise ConfigError(f"unknown prompt language {base!r}; choose one of {', '.join(LANGUAGES)}")
-        root = _builtin_root() / base
+        root = builtin_root() / base
         templates: dict[str, Template] = {}
         variables: dict[str, frozenset[str]] = {}
         for name, text in _read_folder(root).items():
@@ -209,7 +208,7 @@ class PromptSet:
         elif builtin and source in LANGUAGES:
             overrides, origin = {}, ""
         elif builtin:
-            folder = _builtin_root() / str(source)
+            folder = builtin_root() / str(source)
             overrides, origin = _read_folder(folder), str(folder)
         else:
             folder = Path(os.fspath(source))
@@ -279,7 +278,7 @@ _CACHE_SIZE = 64
 def _cache_key(source: PromptSource, lang: str | None) -> Any:
     """What identifies a compiled prompt set, or ``None`` when ``source`` cannot be keyed (LangChain templates)."""
     if isinstance(source, str) and source in PROMPT_SETS:
-        return ("builtin", source, lang, _builtin_root())
+        return ("builtin", source, lang, builtin_root())
     if isinstance(source, Mapping):
         if all(isinstance(k, str) and isinstance(v, str) for k, v in source.items()):
             return ("mapping", tuple(sorted(source.items())), lang)
@@ -300,27 +299,12 @@ def _render_jinja(name: str, template: jinja2.Template, variables: Mapping[str, 
 
 def _render_raw(name: str, template: jinja2.Template, variables: Mapping[str, Any], *,
                 allowed: frozenset[str] | None = None) -> str:
-    """``template.render(...)`` of the allowed variables, without ``render``'s per-call copy of the
-    template's globals (a ``ChainMap``, slow to copy): a plain snapshot of them, taken once per template, is
-    the context's parent instead (the globals of our private environment never change)."""
+    """``template.render(...)`` of the variables template ``name`` may use."""
     if allowed is None:
         _, allowed = TEMPLATE_VARIABLES[name]
-    base = _GLOBALS.get(template)
-    if base is None:
-        base = _GLOBALS.setdefault(template, dict(template.globals))
-    parent = base.copy()
-    for key, value in variables.items():
-        if key in allowed:
-            parent[key] = value
-    context = Context(template.environment, parent, template.name, template.blocks, globals=base)
-    try:
-        text: str = template.environment.concat(template.root_render_func(context))
-    except Exception:
-        template.environment.handle_exception()
-    return text
+    return template.render({key: value for key, value in variables.items() if key in allowed})
 
 
-_GLOBALS: weakref.WeakKeyDictionary[jinja2.Template, dict[str, Any]] = weakref.WeakKeyDictionary()
 _PLAIN: weakref.WeakKeyDictionary[jinja2.Template, frozenset[str]] = weakref.WeakKeyDictionary()
 """For each compiled template: the variables it only ever writes as they are (see :meth:`PromptSet.split`)."""
 _LOOPS: weakref.WeakKeyDictionary[jinja2.Template, _Loop] = weakref.WeakKeyDictionary()

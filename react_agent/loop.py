@@ -11,10 +11,20 @@ and concurrency-safe as long as it keeps its per-run data in its :class:`RunStat
 agent's ``State``). See docs/subclassing.md.
 """
 
-from react_agent._driver import message_text, message_usage
-from react_agent._runs import task_of
-from react_agent._state import Effect, Loop, ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall
-from react_agent._tools import Outcome
+from react_agent.runtime import (
+    Effect,
+    Loop,
+    ModelCall,
+    ModelCallError,
+    ModelReply,
+    RunState,
+    StepDone,
+    ToolCall,
+    message_text,
+    message_usage,
+    task_of,
+)
+from react_agent.tools import Outcome
 
 __all__ = [
     "Effect",

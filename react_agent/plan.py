@@ -27,16 +27,12 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
-from react_agent._config import AgentConfig
-from react_agent._core import BaseAgent
-from react_agent._errors import ConfigError
-from react_agent._journal import redact_session
-from react_agent._planparse import extract_json
-from react_agent._render import truncate
-from react_agent._schema import answer_schema
-from react_agent._state import Effect, Loop, ModelCall, ModelReply, RunState, ToolCall
-from react_agent._tools import Outcome, ToolLike
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep
+from react_agent.core import AgentConfig, BaseAgent, truncate
+from react_agent.errors import ConfigError
+from react_agent.parsing import extract_json
+from react_agent.runtime import Effect, Loop, ModelCall, ModelReply, RunState, ToolCall, redact_session
+from react_agent.tools import Outcome, ToolLike, answer_schema
 
 __all__ = ["Plan", "PlanAndExecuteAgent", "PlanConfig", "PlanResult", "PlanState", "PlanStep", "extract_json"]
 

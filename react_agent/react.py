@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from react_agent._core import BaseAgent
+from react_agent.core import BaseAgent
 
 __all__ = ["ReactAgent"]
 

@@ -9,9 +9,8 @@ from typing import Annotated, Any
 from langchain_core.messages import BaseMessage
 from pydantic import Field, StrictInt, StrictStr, field_validator
 
-from react_agent._config import AgentConfig, Seconds
-from react_agent._core import BaseAgent
-from react_agent._state import Loop, ModelCall, ModelReply, RunState
+from react_agent.core import AgentConfig, BaseAgent, Seconds
+from react_agent.runtime import Loop, ModelCall, ModelReply, RunState
 
 __all__ = ["DEFAULT_ERROR_KEYWORDS", "ReflectionAgent", "ReflectionConfig", "ReflectionState"]
 

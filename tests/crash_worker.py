@@ -34,7 +34,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.tools import BaseTool, InjectedToolArg, tool
 
-import react_agent._journal as journal_module
+import react_agent.runtime._journal as journal_module
 from react_agent import ReactAgent
 from react_agent.testing import ScriptedChatModel
 

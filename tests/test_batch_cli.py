@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from conftest import call, finish
 
-from react_agent.batch._cli import add_batch_commands
-from react_agent.cli import CliError, Console
+from react_agent.cli._batch import add_batch_commands
+from react_agent.cli._main import CliError, Console
 
 TASKS = [
     {"id": "calc", "task": "What is 17 * 23?", "checks": {"answer": "391"}},
@@ -124,7 +124,7 @@ def test_eval_runs_a_shipped_suite_by_name(tmp_path: Path) -> None:
 
 
 def test_batch_command_as_a_process(tmp_path: Path) -> None:
-    from react_agent.cli import build_parser
+    from react_agent.cli._main import build_parser
 
     if "batch" not in build_parser().format_help():
         pytest.skip("react-agent batch is not wired into react_agent.cli yet")

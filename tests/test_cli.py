@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from langchain_core.tools import StructuredTool
 
-from react_agent import cli
+from react_agent.cli import _main as cli
 from react_agent.demo import UserDB
 from react_agent.testing import ScriptedChatModel
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from react_agent import cli
+from react_agent.cli import _main as cli
 
 pytest.importorskip("langchain_openai")
 

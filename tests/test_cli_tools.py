@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from react_agent import cli
+from react_agent.cli import _main as cli
 from react_agent.testing import ScriptedChatModel
 
 HERE = Path(__file__).parent

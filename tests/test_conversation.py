@@ -12,8 +12,7 @@ from conftest import call, finish
 from langchain_core.messages import AIMessage, HumanMessage, messages_from_dict, messages_to_dict
 from langchain_core.tools import BaseTool
 
-from react_agent import ConfigError, ReactAgent
-from react_agent._runnable import Conversation
+from react_agent import ConfigError, Conversation, ReactAgent
 from react_agent.testing import ScriptedChatModel
 
 HISTORY = [("human", "Who registered last?"), ("ai", "Ivan registered last.")]

@@ -233,18 +233,6 @@ def _private_imports(source: str) -> list[str]:
     return bad
 
 
-def _outside_core() -> list[Path]:
-    package = ROOT / "react_agent"
-    return [p for p in package.rglob("*.py")
-            if not (p.parent == package and p.name.startswith("_") and p.name != "__init__.py")]
-
-
-@pytest.mark.parametrize("path", _outside_core(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_module_outside_the_core_imports_a_private_name(path: Path) -> None:
-    """Public modules (agents, CLI, demo, batch, models, testing...) use only public names of other modules."""
-    assert _private_imports(path.read_text(encoding="utf-8")) == []
-
-
 def test_docs_examples_import_no_private_name() -> None:
     """The docs teach only public names."""
     bad = []

@@ -17,15 +17,15 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
 from react_agent import ConfigError, ReactAgent, RunState
-from react_agent._decoding import SITE_PATTERN, URL_PATTERN, copied_fields, format_pattern
-from react_agent._fewshot import examples_for_tools, sample_value
-from react_agent._schema import answer_schema
-from react_agent._spans import NESTED_WORDS, nested_spans
 from react_agent._types import FINISH
-from react_agent._values import VALUE_TECHNIQUES, corrected
 from react_agent.models import LocalChatModel
-from react_agent.models._llama import TECHNIQUES, _staged_answer
+from react_agent.models.local._decoding import SITE_PATTERN, URL_PATTERN, copied_fields, format_pattern
+from react_agent.models.local._model import TECHNIQUES, _staged_answer
+from react_agent.models.local._spans import NESTED_WORDS, nested_spans
+from react_agent.models.local._values import VALUE_TECHNIQUES, corrected
 from react_agent.testing import ScriptedChatModel
+from react_agent.tools._examples import examples_for_tools, sample_value
+from react_agent.tools._schema import answer_schema
 
 
 def _schema(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -236,7 +236,7 @@ def test_the_new_options_take_booleans_only(name: str) -> None:
 
 
 # --------------------------------------------------------------------------- optional arguments asked for
-from react_agent._values import asked_optionals, kept_optionals  # noqa: E402
+from react_agent.models.local._values import asked_optionals, kept_optionals  # noqa: E402
 
 DRAW = _schema({"width": {"type": "integer"}, "height": {"type": "integer"}, "color": TEXT, "unit": TEXT,
                 "filled": {"type": "boolean"}, "style": {"type": "string", "enum": ["solid", "dashed"]},
@@ -284,7 +284,7 @@ AVOCADO = "Check the amount of protein, calories and carbs in an avocado from Wa
 
 
 def test_a_list_of_an_enum_shows_its_values_in_the_prompt_and_the_examples() -> None:
-    from react_agent._tools import tool_spec
+    from react_agent.tools._registry import tool_spec
 
     [information] = [a for a in tool_spec(NUTRITION)["args"] if a["name"] == "information"]
     assert information["enum"] == ["Protein", "Calories", "Fat"]
@@ -295,7 +295,7 @@ def test_a_list_of_an_enum_shows_its_values_in_the_prompt_and_the_examples() -> 
 
 
 def test_relevance_reads_the_values_an_argument_allows() -> None:
-    from react_agent._decoding import relevant_tools, task_text, tool_descriptions
+    from react_agent.models.local._decoding import relevant_tools, task_text, tool_descriptions
 
     prompt = _prompt(AVOCADO, [NUTRITION, WEATHER])
     described = tool_descriptions(prompt, ["nutritional_info", "get_weather"], arguments=True)
@@ -327,7 +327,7 @@ class _Llama:
 
 
 def test_a_spare_completion_uses_only_what_is_left_and_never_cuts_the_answer() -> None:
-    from react_agent.models._llama import _Calls
+    from react_agent.models.local._model import _Calls
 
     calls = _Calls(_Llama(90, 40), {}, 96)
     calls("p", TEXT)
@@ -343,9 +343,9 @@ def test_a_spare_completion_uses_only_what_is_left_and_never_cuts_the_answer() -
 
 
 # --------------------------------------------------------------------------- whole spans, round 7
-from react_agent._decoding import filled_enums  # noqa: E402
-from react_agent._spans import whole_spans  # noqa: E402
-from react_agent._values import implied_options  # noqa: E402
+from react_agent.models.local._decoding import filled_enums  # noqa: E402
+from react_agent.models.local._spans import whole_spans  # noqa: E402
+from react_agent.models.local._values import implied_options  # noqa: E402
 
 CITY_STATE = {"type": "string", "description": "The city and state, e.g. Denver, CO"}
 

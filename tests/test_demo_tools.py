@@ -23,7 +23,6 @@ import pytest
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import ValidationError
 
-from react_agent._errors import ConfigError
 from react_agent.demo import (
     DEMO_EXAMPLES,
     MAX_EXPRESSION_LENGTH,
@@ -41,6 +40,7 @@ from react_agent.demo import (
     make_register_user_tool,
     make_search_db_tool,
 )
+from react_agent.errors import ConfigError
 
 # --------------------------------------------------------------------------------------------------
 # fixtures and helpers

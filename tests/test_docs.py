@@ -332,7 +332,7 @@ def test_site_builds_strict(tmp_path: Path) -> None:
 def test_local_model_fields_table_matches_local_chat_model() -> None:
     """docs/local-models.md's field table lists exactly LocalChatModel's own options, with their defaults."""
     from react_agent.models import LocalChatModel
-    from react_agent.models._llama import TECHNIQUES
+    from react_agent.models.local._model import TECHNIQUES
 
     text = (DOCS / "local-models.md").read_text(encoding="utf-8")
     rows = table_rows(section(text, "## Bringing your own GGUF"), "| field |")
@@ -349,7 +349,7 @@ def test_local_model_techniques_are_spelled_out_with_their_defaults() -> None:
     """The 'spelled out' LocalChatModel(...) call on the local-models page names every technique with its
     default."""
     from react_agent.models import LocalChatModel
-    from react_agent.models._llama import TECHNIQUES
+    from react_agent.models.local._model import TECHNIQUES
 
     text = (DOCS / "local-models.md").read_text(encoding="utf-8")
     call = re.search(r"LocalChatModel\((format_patterns=[^)]*)\)\s+# the same, spelled out", text)

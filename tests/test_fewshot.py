@@ -1,5 +1,5 @@
-"""Small-model techniques that need no model: examples generated from tool schemas (``react_agent._fewshot``),
-grammar patterns, the two decoding stages and grounding (``react_agent._decoding``), and the staged answer of
+"""Small-model techniques that need no model: examples generated from tool schemas (``react_agent.tools``),
+grammar patterns, the two decoding stages and grounding (``models.local._decoding``), and the staged answer of
 ``LocalChatModel`` driven by a scripted completion function."""
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
 
 from react_agent import ConfigError, ReactAgent, RunState
-from react_agent._decoding import (
+from react_agent._types import FINISH
+from react_agent.decompose import run_subtasks, split_task
+from react_agent.demo import make_demo_tools
+from react_agent.models.local._decoding import (
     EMAIL_PATTERN,
     LOGIN_PATTERN,
     PHONE_PATTERN,
@@ -32,13 +35,10 @@ from react_agent._decoding import (
     unsupported,
     with_format_patterns,
 )
-from react_agent._decompose import run_subtasks, split_task
-from react_agent._fewshot import examples_for_tools, humanize, sample_value
-from react_agent._schema import answer_schema, tool_args_schema
-from react_agent._types import FINISH
-from react_agent.demo import make_demo_tools
-from react_agent.models._llama import _staged_answer
+from react_agent.models.local._model import _staged_answer
 from react_agent.testing import ScriptedChatModel
+from react_agent.tools._examples import examples_for_tools, humanize, sample_value
+from react_agent.tools._schema import answer_schema, tool_args_schema
 
 SEED_TASK = "Register user Viacheslav with email Viacheslav@test.com and find user Ivan"
 
@@ -192,7 +192,7 @@ def test_answer_schema_gets_patterns_in_every_branch(demo_tools: list[Any]) -> N
 
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed")
 def test_llama_cpp_compiles_the_patterned_and_grounded_schemas(demo_tools: list[Any]) -> None:
-    from react_agent.models._llama import _grammar_for
+    from react_agent.models.local._model import _grammar_for
 
     patterned = with_format_patterns(answer_schema(demo_tools))
     assert _grammar_for(json.dumps(patterned)) is not None

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from langchain_core.tools import StructuredTool, tool
 
 from react_agent import AgentAction, OutputParseError, PromptSet, ReactAgent, RunState
-from react_agent._tools import name_problem
 from react_agent.testing import ScriptedChatModel
+from react_agent.tools._registry import name_problem
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

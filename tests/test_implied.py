@@ -11,7 +11,9 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from react_agent import ConfigError, ReactAgent, RunState
-from react_agent._decoding import (
+from react_agent._types import FINISH
+from react_agent.models import LocalChatModel
+from react_agent.models.local._decoding import (
     named_tools,
     opening_turn,
     should_abstain,
@@ -19,10 +21,8 @@ from react_agent._decoding import (
     ungrounded,
     with_argument_descriptions,
 )
-from react_agent._fewshot import examples_for_tools
-from react_agent._schema import answer_schema
-from react_agent._types import FINISH
-from react_agent._values import (
+from react_agent.models.local._model import TECHNIQUES, _staged_answer
+from react_agent.models.local._values import (
     VALUE_TECHNIQUES,
     anchored_numbers,
     corrected,
@@ -34,9 +34,9 @@ from react_agent._values import (
     task_numbers,
     whole_names,
 )
-from react_agent.models import LocalChatModel
-from react_agent.models._llama import TECHNIQUES, _staged_answer
 from react_agent.testing import ScriptedChatModel
+from react_agent.tools._examples import examples_for_tools
+from react_agent.tools._schema import answer_schema
 
 
 def _schema(props: dict[str, Any], required: list[str]) -> dict[str, Any]:

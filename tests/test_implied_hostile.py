@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from react_agent._decoding import named_tools, spelled_numbers, with_argument_descriptions
-from react_agent._values import (
+from react_agent.models.local._decoding import named_tools, spelled_numbers, with_argument_descriptions
+from react_agent.models.local._values import (
     VALUE_TECHNIQUES,
     corrected,
     implied_options,

@@ -18,9 +18,9 @@ from langchain_core.outputs import ChatResult
 from langchain_core.tools import InjectedToolArg, tool
 
 from react_agent import AgentResult, AgentStep, ConfigError, ReactAgent, ReactAgentError, ReflectionAgent
-from react_agent._journal import JournalError, JournalMismatchError, canonical_json, read_journal
-from react_agent._schema import answer_schema
+from react_agent.runtime._journal import JournalError, JournalMismatchError, canonical_json, read_journal
 from react_agent.testing import ScriptedChatModel
+from react_agent.tools._schema import answer_schema
 
 SCRIPT = [call("store", item="a"), call("store", item="b"), call("store", item="c"), finish("stored a, b, c")]
 

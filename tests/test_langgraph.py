@@ -17,7 +17,7 @@ from langgraph.checkpoint.serde import jsonplus
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from react_agent import AgentResult, ConfigError, ReactAgent
-from react_agent._runnable import AgentNode
+from react_agent.integrations._runnable import AgentNode
 from react_agent.testing import ScriptedChatModel
 
 

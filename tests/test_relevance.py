@@ -1,5 +1,5 @@
 """Tool relevance (preselection, abstaining on an unrelated task) and list grounding: the pure functions of
-``react_agent._decoding`` and their use in ``LocalChatModel``'s staged answer, with a scripted completion."""
+``models.local._decoding`` and their use in ``LocalChatModel``'s staged answer, with a scripted completion."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from react_agent import ReactAgent, RunState
-from react_agent._decoding import (
+from react_agent._types import FINISH
+from react_agent.models import LocalChatModel
+from react_agent.models.local._decoding import (
     content_stems,
     grounded_schema,
     is_clause,
@@ -21,12 +23,10 @@ from react_agent._decoding import (
     ungrounded,
     unsupported,
 )
-from react_agent._schema import answer_schema
-from react_agent._types import FINISH
-from react_agent.models import LocalChatModel
-from react_agent.models._llama import _offered as offered_actions
-from react_agent.models._llama import _staged_answer
+from react_agent.models.local._model import _offered as offered_actions
+from react_agent.models.local._model import _staged_answer
 from react_agent.testing import ScriptedChatModel
+from react_agent.tools._schema import answer_schema
 
 
 def _tool(name: str, description: str, props: dict[str, Any]) -> StructuredTool:
@@ -202,8 +202,8 @@ def test_the_demo_tasks_keep_their_tools(task: str, tmp_path: Any) -> None:
 
 
 def test_task_text_leaves_out_the_templates_own_lines() -> None:
-    from react_agent._decoding import grounding_source, task_text
-    from react_agent._fewshot import examples_for_tools
+    from react_agent.models.local._decoding import grounding_source, task_text
+    from react_agent.tools._examples import examples_for_tools
 
     agent = ReactAgent(ScriptedChatModel(["unused"]), TOOLS, prompts="en-compact", examples=examples_for_tools(TOOLS))
     [message] = agent.build_messages(RunState("Find the history of triangles"))
@@ -225,7 +225,7 @@ ENUM_SCHEMA = {"type": "object", "properties": {
 
 
 def test_filled_enums_adds_the_optional_values_the_task_names() -> None:
-    from react_agent._decoding import filled_enums
+    from react_agent.models.local._decoding import filled_enums
 
     task = "Find a large Thai place in Manhattan with a vegan and gluten-free menu, a b c."
     assert filled_enums({"location": "Manhattan", "kind": "Thai"}, ENUM_SCHEMA, task) == {
@@ -252,7 +252,7 @@ def test_staged_answer_fills_named_optional_enums() -> None:
 
 def test_a_value_taken_from_the_templates_lines_is_not_grounded() -> None:
     """ "No history yet" is the prompt's line, not the task's: a call with "No" is decoded again from the task."""
-    from react_agent._fewshot import examples_for_tools
+    from react_agent.tools._examples import examples_for_tools
 
     books = _tool("search_holy_books", "Search content, chapters or authors of holy books.",
                   {"book": {"type": "string"}})

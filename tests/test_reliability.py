@@ -21,7 +21,7 @@ from langchain_core.outputs import ChatResult
 from langchain_core.tools import tool
 
 from react_agent import ReactAgent, RetryPolicy
-from react_agent._journal import read_journal
+from react_agent.runtime._journal import read_journal
 from react_agent.testing import ScriptedChatModel
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -250,7 +250,7 @@ async def test_arun_writes_the_journal_off_the_event_loop_and_before_going_on(tm
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Under arun, journal records are written and fsync-ed in a worker thread (the event loop never waits
     for the disk), and each is on disk before the next model call."""
-    import react_agent._journal as journal_module
+    import react_agent.runtime._journal as journal_module
 
     journal = tmp_path / "j.jsonl"
     writers: list[str] = []

@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from react_agent import ConfigError
-from react_agent._forms import date_formats, described_unit, unit_numbers
-from react_agent._spans import described_values, listed_values, whole_spans
 from react_agent._types import FINISH
-from react_agent._values import FORM_TECHNIQUES, VALUE_TECHNIQUES, corrected, in_forms
 from react_agent.models import LocalChatModel
-from react_agent.models._llama import TECHNIQUES, _staged_answer
+from react_agent.models.local._forms import date_formats, described_unit, unit_numbers
+from react_agent.models.local._model import TECHNIQUES, _staged_answer
+from react_agent.models.local._spans import described_values, listed_values, whole_spans
+from react_agent.models.local._values import FORM_TECHNIQUES, VALUE_TECHNIQUES, corrected, in_forms
 
 NEW = ("whole_spans", "listed_values", "unit_numbers", "date_formats", "clean_spans")
 
@@ -270,7 +270,7 @@ def test_a_100_kb_task_is_read_in_well_under_a_second(fix: Any) -> None:
 
 # --------------------------------------------------------------------------- anchors by description words
 def test_a_number_next_to_a_word_of_the_description_anchors_it() -> None:
-    from react_agent._values import anchored_numbers
+    from react_agent.models.local._values import anchored_numbers
 
     interest = _schema({
         "principal": {"type": "integer", "description": "The initial amount of money."},
@@ -297,7 +297,7 @@ def test_a_number_next_to_a_word_of_the_description_anchors_it() -> None:
 
 
 def test_an_optional_number_the_task_gives_is_added() -> None:
-    from react_agent._values import implied_options
+    from react_agent.models.local._values import implied_options
 
     future = _schema({
         "present_value": {"type": "integer", "description": "The present value of the investment."},
@@ -326,8 +326,8 @@ def test_an_optional_number_the_task_gives_is_added() -> None:
 def test_long_inputs_stay_bounded() -> None:
     """A value after a long run of capitalised words grows over a name's worth of them, not the whole text; a
     description listing thousands of values reads a few; a 100 KB task full of numbers anchors in time."""
-    from react_agent._spans import LISTED_VALUES, NAME_WORDS_BACK
-    from react_agent._values import anchored_numbers, implied_options
+    from react_agent.models.local._spans import LISTED_VALUES, NAME_WORDS_BACK
+    from react_agent.models.local._values import anchored_numbers, implied_options
 
     task = "Find " + "Aa " * 30000 + "Zed"
     started = time.perf_counter()
@@ -350,13 +350,13 @@ def test_long_inputs_stay_bounded() -> None:
     ("Bank of America", False), ("New York", False), ("", False),
 ])
 def test_is_fragment(value: str, fragment: bool) -> None:
-    from react_agent._decoding import is_fragment
+    from react_agent.models.local._decoding import is_fragment
 
     assert is_fragment(value, "Find the size of the sculpture with title 'David' by Michelangelo.") is fragment
 
 
 def test_a_fragment_is_decoded_again_among_clean_spans_and_otherwise_abstained_on() -> None:
-    from react_agent._decoding import grounded_schema, should_abstain, ungrounded
+    from react_agent.models.local._decoding import grounded_schema, should_abstain, ungrounded
 
     task = "Find the size of the sculpture with title 'David' by Michelangelo."
     schema = _schema({"artist": _text(), "title": _text()})
@@ -398,7 +398,7 @@ def test_clean_spans_in_the_staged_answer() -> None:
 @given(value=st.text(max_size=40), task=_tasks, taken=st.lists(st.text(max_size=10), max_size=3),
        schema=_schemas)
 def test_fragments_and_clean_grounding_take_any_text(value: str, task: str, taken: list[str], schema: Any) -> None:
-    from react_agent._decoding import grounded_schema, is_fragment, ungrounded
+    from react_agent.models.local._decoding import grounded_schema, is_fragment, ungrounded
 
     assert isinstance(is_fragment(value, task), bool)
     props = schema.get("properties") if isinstance(schema, dict) else None

@@ -23,8 +23,9 @@ from langchain_core.tools import tool
 from pydantic import BaseModel, Field
 
 from react_agent import ConfigError, RetryPolicy, answer_schema, is_transient
-from react_agent._retry import explain_model_error, is_request_rejection
-from react_agent._structured import (
+from react_agent.models import LocalChatModel
+from react_agent.models._providers import DEFAULT_SERVER_MAX_TOKENS, PROVIDERS, make_model
+from react_agent.models._structured import (
     METADATA_KEY,
     adapt_schema,
     compat_kwargs,
@@ -37,8 +38,7 @@ from react_agent._structured import (
     structured_kwargs,
     unwrap_model,
 )
-from react_agent.models import LocalChatModel
-from react_agent.models._providers import DEFAULT_SERVER_MAX_TOKENS, PROVIDERS, make_model
+from react_agent.runtime._retry import explain_model_error, is_request_rejection
 from react_agent.testing import ScriptedChatModel
 
 langchain_openai = pytest.importorskip("langchain_openai")
@@ -252,7 +252,7 @@ def test_an_escaped_pattern_decodes_without_crashing_llama_cpp() -> None:
 
     script = (
         "import json, re\n"
-        "from react_agent._structured import structured_kwargs\n"
+        "from react_agent.models._structured import structured_kwargs\n"
         "from react_agent.models import LocalChatModel\n"
         "schema = {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': r'^\\d{3}\\.\\d{2}$'}},"
         " 'required': ['code'], 'additionalProperties': False}\n"

@@ -33,8 +33,8 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from pydantic import BaseModel
 
 from react_agent import ConfigError, ReactAgent, parse_response
-from react_agent._tools import ToolRegistry, name_problem, stringify, tool_outcome
 from react_agent.testing import ScriptedChatModel
+from react_agent.tools._registry import ToolRegistry, name_problem, stringify, tool_outcome
 
 
 def run_one(tools: list[Any], name: str, args: dict[str, Any], *, mode: str = "sync", **options: Any) -> Any:

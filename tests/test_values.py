@@ -1,4 +1,4 @@
-"""Argument-value techniques (``react_agent._values``) without the model: the pure corrections of a call
+"""Argument-value techniques (``react_agent.models.local._values``) without the model: the pure corrections of a call
 from its task and schema, and their use in ``LocalChatModel``'s staged answer with a scripted completion."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from react_agent import ConfigError, ReactAgent, RunState
-from react_agent._decoding import grounded_schema, should_abstain, ungrounded
-from react_agent._schema import answer_schema
 from react_agent._types import FINISH
-from react_agent._values import (
+from react_agent.models import LocalChatModel
+from react_agent.models.local._decoding import grounded_schema, should_abstain, ungrounded
+from react_agent.models.local._model import _staged_answer
+from react_agent.models.local._values import (
     VALUE_TECHNIQUES,
     anchored_numbers,
     bounded_lists,
@@ -29,9 +30,8 @@ from react_agent._values import (
     task_numbers,
     task_ordered,
 )
-from react_agent.models import LocalChatModel
-from react_agent.models._llama import _staged_answer
 from react_agent.testing import ScriptedChatModel
+from react_agent.tools._schema import answer_schema
 
 
 def _schema(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:

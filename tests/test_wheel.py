@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from react_agent._prompts import LANGUAGES, PROMPT_SETS, TEMPLATE_VARIABLES, _builtin_root
+from react_agent._prompts import LANGUAGES, PROMPT_SETS, TEMPLATE_VARIABLES, builtin_root
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,12 +79,12 @@ _PROBE = textwrap.dedent("""
     import json
     import react_agent
     from react_agent import ReactAgent
-    from react_agent._prompts import _builtin_root
+    from react_agent._prompts import builtin_root
     from react_agent.testing import ScriptedChatModel
 
     llm = ScriptedChatModel(['{"action": "FINISH", "action_input": "ok"}'])
     result = ReactAgent(llm, []).run("probe task")
-    print(json.dumps({"file": react_agent.__file__, "root": str(_builtin_root()), "status": result.status,
+    print(json.dumps({"file": react_agent.__file__, "root": str(builtin_root()), "status": result.status,
                       "prompt": llm.calls[0].text}))
 """)
 
@@ -113,4 +113,4 @@ def test_checkout_uses_the_repository_prompts() -> None:
 
     if not Path(react_agent.__file__).resolve().is_relative_to(ROOT):
         pytest.skip("react_agent is not imported from this checkout")
-    assert _builtin_root() == (ROOT / "prompts").resolve()
+    assert builtin_root() == (ROOT / "prompts").resolve()

@@ -10,11 +10,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from react_agent._core import BaseAgent
-from react_agent._errors import ConfigError
 from react_agent.batch._checks import wilson_interval
 from react_agent.batch._records import TaskResult, read_results
 from react_agent.batch._run import AgentFactory, run_batch
+from react_agent.core import BaseAgent
+from react_agent.errors import ConfigError
 
 __all__ = ["VariantScore", "evaluate", "format_scores", "plot_scores", "score_results"]
 

@@ -19,10 +19,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from react_agent._core import BaseAgent
-from react_agent._errors import ConfigError
 from react_agent.batch._records import TaskResult
+from react_agent.batch._task import build_agent, run_task
 from react_agent.batch._tasks import Task
+from react_agent.core import BaseAgent
+from react_agent.errors import ConfigError
 
 __all__ = ["RayBackend"]
 
@@ -33,8 +34,6 @@ class _Worker:
     """The actor: one agent, many concurrent tasks."""
 
     def __init__(self, factory: Callable[[], BaseAgent], journal_dir: str | None, task_timeout: float | None) -> None:
-        from react_agent.batch._run import build_agent
-
         self.agent = build_agent(factory)
         self.journal_dir, self.task_timeout = journal_dir, task_timeout
 
@@ -42,8 +41,6 @@ class _Worker:
         return os.getpid()
 
     async def run(self, task: dict[str, Any]) -> dict[str, Any]:
-        from react_agent.batch._run import run_task
-
         result = await run_task(self.agent, Task.model_validate(task), journal_dir=self.journal_dir,
                                 task_timeout=self.task_timeout)
         return result.model_dump(mode="json")

@@ -16,8 +16,8 @@ except ImportError:  # not POSIX: no lock against a second batch writing the sam
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from react_agent._errors import ConfigError
-from react_agent._journal import cut_torn_tail
+from react_agent.errors import ConfigError
+from react_agent.runtime import cut_torn_tail
 
 __all__ = ["BatchSummary", "CheckResult", "ResultsFile", "TaskResult", "read_results"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from react_agent._errors import ConfigError
+from react_agent.errors import ConfigError
 
 __all__ = ["SUITES", "Checks", "ExpectedCall", "Task", "TaskError", "iter_tasks", "journal_name", "load_tasks",
            "suite_path"]

@@ -20,7 +20,7 @@ from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from react_agent._errors import ConfigError
+from react_agent.errors import ConfigError
 
 __all__ = ["LANGUAGES", "DemoStrings", "DemoToolError", "Lang", "check_lang", "demo_strings", "make_tool"]
 

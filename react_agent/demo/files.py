@@ -15,8 +15,8 @@ from pathlib import Path
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
-from react_agent._errors import ConfigError
 from react_agent.demo._common import DemoToolError, Lang, check_lang, demo_strings, make_tool
+from react_agent.errors import ConfigError
 
 __all__ = ["MAX_FILE_BYTES", "FileAccessError", "make_read_file_tool"]
 

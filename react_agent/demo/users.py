@@ -20,8 +20,8 @@ from typing import TypedDict
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
-from react_agent._errors import ConfigError
 from react_agent.demo._common import DemoToolError, Lang, check_lang, demo_strings, make_tool
+from react_agent.errors import ConfigError
 
 __all__ = [
     "MAX_SEARCH_LIMIT",

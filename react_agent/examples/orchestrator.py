@@ -130,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-iterations", type=int, default=6)
     args = parser.parse_args(argv)
 
-    from react_agent.models._providers import make_model  # the CLI's model factory
+    from react_agent.models import make_model  # the CLI's model factory
 
     llm = make_model(args.model)
     with tempfile.TemporaryDirectory() as folder:

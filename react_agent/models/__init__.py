@@ -5,14 +5,17 @@
 model imports it on first use and raises an ImportError with the install command if it is missing.
 """
 
-from react_agent.models._llama import (
+from react_agent.models._providers import make_model
+from react_agent.models._structured import model_call_kwargs as model_call_kwargs  # for other layers
+from react_agent.models._structured import resolve_mode as resolve_mode
+from react_agent.models._structured import structured_kwargs as structured_kwargs
+from react_agent.models.local._model import (
     DEFAULT_MODEL_NAME,
     LocalChatModel,
     default_model_path,
     render_plain,
     schema_from_response_format,
 )
-from react_agent.models._providers import make_model
 
 __all__ = [
     "DEFAULT_MODEL_NAME",

@@ -13,12 +13,12 @@
 
 The name is everything after the first colon (``ollama:qwen3:8b`` is model ``qwen3:8b``). The
 constrained mode of ``vllm:`` and ``llamacpp:`` is recorded in the model's ``metadata`` under
-:data:`react_agent._structured.METADATA_KEY`, where the agent's detection reads it.
+:data:`react_agent.models._structured.METADATA_KEY`, where the agent's detection reads it.
 
 Every mistake is a :class:`~react_agent.ConfigError` that says what to do: an unknown provider lists
 the known ones, a missing package gives the ``pip install`` command, a missing API key names the
 environment variable. Nothing is contacted here: a server that does not answer fails the first call,
-and :func:`react_agent._retry.explain_model_error` names its URL.
+and :func:`react_agent.runtime._retry.explain_model_error` names its URL.
 
 ``ChatOpenAI`` models are built with ``max_retries=0`` (the agent's :class:`~react_agent.RetryPolicy`
 retries transient errors; the client's own retries would multiply them) and, for ``vllm:`` and
@@ -37,8 +37,8 @@ from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
-from react_agent._errors import ConfigError
-from react_agent._structured import METADATA_KEY
+from react_agent.errors import ConfigError
+from react_agent.models._structured import METADATA_KEY
 
 __all__ = ["DEFAULT_SERVER_MAX_TOKENS", "PROVIDERS", "make_model"]
 
@@ -134,7 +134,7 @@ def _local(provider: str, name: str, spec: str, base_url: str | None, api_key_en
     if importlib.util.find_spec("llama_cpp") is None:
         raise ConfigError("model 'local' needs llama-cpp-python, which is not installed: "
                           "pip install 'react-agent[local]'")
-    from react_agent.models._llama import LocalChatModel
+    from react_agent.models.local._model import LocalChatModel
 
     if name:
         path = Path(name).expanduser()

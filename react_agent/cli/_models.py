@@ -1,0 +1,66 @@
+"""The command line's model flags and its one error type: :func:`build_model`, :class:`CliError`, exit codes."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseLanguageModel
+
+from react_agent.errors import ConfigError
+
+__all__ = ["EXIT_CREDENTIALS", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_MCP", "EXIT_NOT_FINISHED", "EXIT_OK",
+           "EXIT_SETUP", "EXIT_TOOLS", "EXIT_UNREACHABLE", "EXIT_USAGE", "CliError", "build_model"]
+
+EXIT_OK, EXIT_NOT_FINISHED, EXIT_USAGE, EXIT_SETUP, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_CREDENTIALS, EXIT_UNREACHABLE, EXIT_TOOLS, EXIT_MCP, EXIT_INTERRUPTED = 5, 6, 7, 8, 130
+
+
+class CliError(Exception):
+    """A problem the user can fix: reported as one line on stderr, exit status ``code``."""
+
+    def __init__(self, message: str, code: int = EXIT_SETUP) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def build_model(args: argparse.Namespace) -> BaseLanguageModel[Any]:
+    """The chat model of ``--model`` (``local``, ``gigachat`` or ``provider:name``), ``--model-path``,
+    ``--base-url`` and ``--api-key-env`` (the seam tests replace). Mistakes are :class:`CliError` s: a
+    missing key exits with :data:`EXIT_CREDENTIALS`, anything else with :data:`EXIT_SETUP`."""
+    from react_agent.models import make_model
+
+    spec = str(args.model).strip()
+    provider = spec.partition(":")[0].lower()
+    model_path = getattr(args, "model_path", None)
+    if model_path:
+        if spec != "local":
+            raise CliError(f"--model-path is for --model local; for {spec!r} leave it out", EXIT_USAGE)
+        if not Path(model_path).expanduser().is_file():
+            raise CliError(f"model file not found: {model_path} (check --model-path)")
+        spec = f"local:{Path(model_path).expanduser()}"
+    if provider == "gigachat":
+        _check_gigachat_settings()
+    try:
+        model: BaseLanguageModel[Any] = make_model(spec, base_url=getattr(args, "base_url", None),
+                                                   api_key_env=getattr(args, "api_key_env", None))
+    except ConfigError as exc:
+        message = str(exc)
+        missing_key = "needs an API key" in message or "needs credentials" in message
+        raise CliError(message, EXIT_CREDENTIALS if missing_key else EXIT_SETUP) from None
+    return model
+
+
+def _check_gigachat_settings() -> None:
+    """Invalid ``GIGACHAT_*`` values (a non-numeric timeout...) named before anything runs."""
+    try:
+        from gigachat.settings import Settings
+        from pydantic import ValidationError
+    except ImportError:
+        return  # make_model names the package to install
+    try:
+        Settings()  # reads the GIGACHAT_* environment variables, as GigaChat() will
+    except ValidationError as exc:
+        names = sorted({f"GIGACHAT_{str(e['loc'][0]).upper()}" for e in exc.errors() if e["loc"]})
+        raise CliError(f"invalid GigaChat setting(s) in the environment: {', '.join(names)}") from None

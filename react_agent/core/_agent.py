@@ -1,0 +1,332 @@
+"""BaseAgent: one immutable agent, one loop and its seams.
+
+Layers, each knowing only the one below::
+
+    drivers        run / arun / invoke / stream / ... (``_surface``): the only place sync and async differ
+    journal layer  ``_driver.drive``: answers replayed effects from the run's journal, records new ones,
+                   applies the deadline, the token budget and the error policy; lets only raw I/O through
+    loop           ``BaseAgent.loop(state)``: decide -> act -> observe -> review; yields effects, does no I/O
+    pure parts     parser, prompt rendering (``_render``), tool calls (``_execute``), answer schema
+
+Error policy, in one place (``_driver`` and the drivers): the model's failures after retries
+(:class:`ModelCallError`) end the run with status ``"error"``; the deadline ends it with ``"timeout"``;
+tool failures are observations (``execute`` never raises); any other exception - a bug in this library or in
+a user's override - propagates as :class:`RunError` carrying the steps so far, with secrets masked.
+
+An agent never changes after ``__init__``: everything a run changes lives in its :class:`RunState`, so one
+agent serves any number of concurrent ``run``/``arun`` calls.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from abc import ABCMeta
+from collections.abc import Mapping, Sequence
+from functools import cached_property, partial
+from typing import Any, ClassVar, Literal
+
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+
+from react_agent._prompts import PromptSet
+from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep
+from react_agent.core import _execute
+from react_agent.core._config import AgentConfig, build_config
+from react_agent.core._render import check_examples, example_variables, history_entry, step_messages
+from react_agent.errors import ConfigError, OutputParseError
+from react_agent.integrations import AgentRunnable, output_json_schema, structured_answer
+from react_agent.models import model_call_kwargs, resolve_mode, structured_kwargs
+from react_agent.parsing import parse_response
+from react_agent.runtime import (
+    Loop,
+    ModelCall,
+    ModelReply,
+    RunState,
+    StepDone,
+    ToolCall,
+    ainvoke_model,
+    default_model_call,
+    invoke_model,
+    message_text,
+    message_usage,
+    model_error,
+    session_references,
+)
+from react_agent.tools import Outcome, ToolLike, ToolRegistry, answer_schema
+
+__all__ = ["BaseAgent", "RunState", "message_text", "message_usage"]
+
+
+class _Sealed(ABCMeta):
+    """Seals an agent once the most derived ``__init__`` has returned: later attribute writes raise."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        agent = super().__call__(*args, **kwargs)
+        agent.__dict__["_sealed"] = True
+        return agent
+
+
+class BaseAgent(AgentRunnable, metaclass=_Sealed):
+    """The shared loop of every text-protocol agent. Subclass it (or :class:`ReactAgent`) to customise.
+
+    ``BaseAgent(llm, tools, **options)``: ``llm`` is any langchain-core chat model or LLM (bound and wrapped
+    ones too); ``tools`` are ``BaseTool`` objects or typed, documented functions; the keyword options are
+    validated into :attr:`config` (:class:`AgentConfig` lists them). The agent never changes afterwards:
+    a run's data lives in its :class:`RunState`, so one agent serves many concurrent runs.
+    """
+
+    Config: ClassVar[type[AgentConfig]] = AgentConfig
+    State: ClassVar[type[RunState]] = RunState
+    config: AgentConfig
+
+    def __init__(self, llm: Any, tools: Sequence[ToolLike], **options: Any) -> None:
+        if not isinstance(llm, Runnable):
+            raise ConfigError(f"llm must be a langchain-core chat model or LLM (or a Runnable wrapping one), "
+                              f"got {type(llm).__name__}")
+        self.config = build_config(type(self).Config, options)
+        self.llm = llm
+        self.registry = ToolRegistry(tools)
+        self.prompts = PromptSet.load(self.config.prompts, lang=self.config.lang)
+        self.name = self.config.name or type(self).__name__
+        self.mode = resolve_mode(llm, self.config.constrained)
+        if self.mode == "grammar":  # a client that cannot carry a grammar is a ConfigError now, not at run()
+            structured_kwargs(llm, self.answer_schema, self.mode)
+        self.tools_text = self.prompts.render("tools", tool_specs=self.registry.specs)
+        self.tool_names = ", ".join([*self.registry.names, FINISH])
+        check_examples(self.config.examples, self.registry, self.prompts)
+        self.examples = self.config.examples
+        self.call_facts = _execute.CallFacts.of(self.registry)
+        self.valid_call = partial(_execute.valid_call, self.registry)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_sealed"):
+            raise AttributeError(f"{type(self).__name__} is immutable after __init__ (so that concurrent runs "
+                                 f"cannot interfere); set {name!r} in __init__ or keep per-run data in the RunState")
+        super().__setattr__(name, value)
+
+    def __getattr__(self, name: str) -> Any:  # wave-1 attribute names of options: agent.max_iterations, ...
+        config = self.__dict__.get("config")
+        if config is not None and name in type(config).model_fields:
+            return getattr(config, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def tools(self) -> dict[str, Any]:
+        return self.registry.tools
+
+    @cached_property
+    def answer_schema(self) -> dict[str, Any]:
+        """The JSON schema of a decision: one branch per tool plus FINISH."""
+        schema = self.config.output_schema
+        return answer_schema(list(self.registry.tools.values()),
+                             finish_schema=None if schema is None else output_json_schema(schema))
+
+    @cached_property
+    def _examples(self) -> list[dict[str, str]]:
+        return [example_variables(e, self.config.max_observation_chars, self.prompts) for e in self.examples]
+
+    @property
+    def response_format(self) -> dict[str, Any] | None:
+        """The ``response_format`` of a decision call under constrained decoding (``None`` when off)."""
+        kwargs = self.model_kwargs(ModelCall([], schema=self.answer_schema))
+        found = kwargs.get("response_format") or kwargs.get("extra_body", {}).get("response_format")
+        return dict(found) if found else None
+
+    # ---------------------------------------------------------------- the loop
+    def new_state(self, task: str, session: Mapping[str, Any]) -> RunState:
+        """The state of a new run (override to add per-run data through a :class:`RunState` subclass)."""
+        state = type(self).State(task, session=session, references=session_references(session))
+        if self.config.max_execution_time is not None:
+            state.deadline = state.started + self.config.max_execution_time
+        return state
+
+    def loop(self, state: RunState) -> Loop[None]:
+        """decide -> act -> observe -> review, bounded by ``max_iterations``; yields effects, no I/O."""
+        while state.iterations < self.config.max_iterations and not self.out_of_time(state):
+            state.iterations += 1
+            reply: ModelReply = yield ModelCall(self.build_messages(state), "decision", self._decision_schema)
+            try:
+                action = self.parse(reply.text)
+            except OutputParseError as exc:
+                state.parse_failures += 1
+                exhausted = state.parse_failures >= self.config.max_parse_errors
+                yield from self.record(state, self._parse_failure(exc, reply), review=not exhausted)
+                if exhausted:
+                    state.end("error", state.last_observation, f"{state.parse_failures} unparseable replies in a row")
+                    return
+                continue
+            state.parse_failures = 0
+            if action.is_finish:
+                yield from self.finish(state, action, reply)
+                if state.done:
+                    return
+                continue  # the answer did not match output_schema: the model was told why
+            started = time.monotonic()
+            outcome: Outcome = yield ToolCall(action)
+            yield from self.record(state, AgentStep(
+                thought=action.thought, action=action.action, action_input=action.action_input,
+                observation=outcome.observation, is_error=outcome.is_error, raw_output=reply.text,
+                duration_s=reply.seconds + time.monotonic() - started, usage=reply.usage,
+            ), review=True)
+        if not state.done:
+            yield from self._limit(state)
+
+    # ---------------------------------------------------------------- decide
+    def build_messages(self, state: RunState) -> list[BaseMessage]:
+        """The messages of the next decision (the ``step`` prompt)."""
+        own = (self.registry.specs, self._examples)
+        return step_messages(self.prompts, state, self.prompt_variables(state), own)
+
+    def build_reflection_messages(self, state: RunState) -> list[BaseMessage]:
+        return self.prompts.messages("reflection", **self.prompt_variables(state, window=None))
+
+    def build_final_messages(self, state: RunState) -> list[BaseMessage]:
+        return self.prompts.messages("final_answer", **self.prompt_variables(state, window=None))
+
+    def prompt_variables(self, state: RunState, *,
+                         window: int | Literal["default"] | None = "default") -> dict[str, Any]:
+        """The documented template variables: task, tools, tool_names, history, steps, tool_specs, examples."""
+        size = self.config.history_window if window == "default" else window
+        shown = [(i, s) for i, s in enumerate(state.steps, 1) if s.action != FINISH]
+        if size is not None:
+            shown = shown[-size:] if size else []
+        entries = [self._entry(state, i, s) for i, s in shown]
+        steps = [entry for _, entry, _ in entries]
+        texts = [text for _, _, text in entries if text is not None]
+        history = (self.prompts.join_items("history", texts) if texts and len(texts) == len(entries)
+                   else self.prompts.render("history", steps=steps))  # each entry is rendered once when it can be
+        return {"task": state.task, "tools": self.tools_text, "tool_names": self.tool_names,
+                "history": history, "steps": steps, "tool_specs": self.registry.specs, "examples": self._examples}
+
+    def _entry(self, state: RunState, index: int,
+               step: AgentStep) -> tuple[AgentStep, dict[str, Any], str | None]:
+        """The history entry of one step and the text the ``history`` template writes for it, made once per
+        step object: a step is a frozen value, so code that changes one replaces it (``model_copy``) and the
+        entry is made again; a change made in place inside its ``action_input`` dict is not seen."""
+        cached = state.entries.get(index)
+        if cached is None or cached[0] is not step:
+            entry = history_entry(index, step, self.config.max_observation_chars, self.prompts)
+            cached = state.entries[index] = (step, entry, self.prompts.render_item("history", entry))
+        return cached
+
+    @property
+    def _decision_schema(self) -> dict[str, Any] | None:
+        return self.answer_schema if self.mode else None
+
+    def model_kwargs(self, call: ModelCall | None) -> dict[str, Any]:
+        """The extra keyword arguments of one model call: the structured-output request of its schema."""
+        schema = None if call is None else call.schema
+        name = "agent_action" if call is None or call.purpose == "decision" else f"agent_{call.purpose}"
+        return model_call_kwargs(self.llm, schema, self.mode, name=name)
+
+    def call_model(self, messages: list[BaseMessage], config: RunnableConfig, call: ModelCall | None = None) -> Any:
+        """Invoke the model (with retries for transient errors); returns its message. The model's failures
+        are raised as :class:`ModelCallError`; anything else an override raises is a bug."""
+        kwargs = self.model_kwargs(call)
+        try:
+            if self.config.retry is None:
+                return invoke_model(self.llm, messages, config, kwargs, call)
+            return self.config.retry.call(lambda: invoke_model(self.llm, messages, config, kwargs, call))
+        except Exception as exc:
+            raise model_error(exc) from exc
+
+    @default_model_call
+    async def acall_model(self, messages: list[BaseMessage], config: RunnableConfig,
+                          call: ModelCall | None = None) -> Any:
+        kwargs = self.model_kwargs(call)
+        try:
+            if self.config.retry is None:
+                return await ainvoke_model(self.llm, messages, config, kwargs, call)
+            return await self.config.retry.acall(lambda: ainvoke_model(self.llm, messages, config, kwargs, call))
+        except Exception as exc:
+            raise model_error(exc) from exc
+
+    def parse(self, text: str) -> AgentAction:
+        """Turn the model's text into an action; raise :class:`OutputParseError` when it cannot. A reply cut
+        off after a complete value is completed only when the completed call validates for its tool."""
+        return parse_response(text, self.call_facts.names, allow_plain_answer=self.config.allow_plain_answer,
+                              validate=self.valid_call)
+
+    def _parse_failure(self, exc: OutputParseError, reply: ModelReply) -> AgentStep:
+        feedback = self.prompts.render("parse_error", error=exc.message, reason=exc.reason, text=exc.text,
+                                       tool_names=self.tool_names)
+        return AgentStep(observation=feedback, is_error=True, raw_output=reply.text, duration_s=reply.seconds,
+                         usage=reply.usage)
+
+    # ---------------------------------------------------------------- act
+    def execute(self, action: AgentAction, *, config: RunnableConfig | None = None,
+                timeout: float | None = None, idempotency_key: str | None = None) -> Outcome:
+        """Validate, approve and run a tool call; every failure is an :class:`Outcome`, never raised."""
+        return _execute.execute(self, action, config, timeout, idempotency_key)
+
+    async def aexecute(self, action: AgentAction, *, config: RunnableConfig | None = None,
+                       timeout: float | None = None, idempotency_key: str | None = None) -> Outcome:
+        return await _execute.aexecute(self, action, config, timeout, idempotency_key)
+
+    # ---------------------------------------------------------------- observe and review
+    def record(self, state: RunState, step: AgentStep, *, review: bool = False) -> Loop[None]:
+        """Append a step; with ``review``, let :meth:`review` run first; then publish the step."""
+        state.steps.append(step)
+        if review:
+            reflection = yield from self.review(state)
+            if reflection is not None:
+                state.steps[-1] = step.model_copy(update={"reflection": reflection})
+        yield StepDone(state.steps[-1])
+
+    def review(self, state: RunState) -> Loop[str | None]:
+        """After a step: a generator that may yield model calls and returns a reflection text (kept on the
+        step, shown to the next decision) or ``None``. The base agent never reflects."""
+        return None
+        yield  # a generator
+
+    # ---------------------------------------------------------------- end
+    def finish(self, state: RunState, action: AgentAction, reply: ModelReply) -> Loop[None]:
+        """End the run with the model's answer (one extra call writes it when ``final_answer`` asks). With
+        ``output_schema`` the answer must validate against it, or the run goes on with the error observed."""
+        answer = str(action.action_input).strip()
+        if self.config.output_schema is not None:
+            parsed, error = structured_answer(self.config.output_schema, answer, reply.text)
+            if parsed is None:
+                schema = json.dumps(output_json_schema(self.config.output_schema), ensure_ascii=False)
+                feedback = self.prompts.render("invalid_answer", error=error, schema=schema)
+                yield from self.record(state, AgentStep(thought=action.thought, observation=feedback, is_error=True,
+                                                        raw_output=reply.text, duration_s=reply.seconds,
+                                                        usage=reply.usage), review=True)
+                return
+            state.output_object = parsed
+            answer = parsed.model_dump_json()
+            yield from self.record(state, AgentStep(thought=action.thought, action=FINISH, action_input=answer,
+                                                    raw_output=reply.text, duration_s=reply.seconds, usage=reply.usage))
+            state.end("finished", answer)
+            return
+        if self.config.final_answer == "always" or (self.config.final_answer == "auto" and not answer):
+            final: ModelReply = yield ModelCall(self.build_final_messages(state), "final_answer")
+            answer = final.text.strip()
+        yield from self.record(state, AgentStep(thought=action.thought, action=FINISH, action_input=answer,
+                                                raw_output=reply.text, duration_s=reply.seconds, usage=reply.usage))
+        state.end("finished", answer)
+
+    def out_of_time(self, state: RunState) -> bool:
+        """Whether the run's deadline has passed (then the run is ended with status ``"timeout"``)."""
+        left = state.time_left()
+        if left is None or left > 0:
+            return False
+        self.end_timeout(state)
+        return True
+
+    def end_timeout(self, state: RunState) -> None:
+        """End the run with status ``"timeout"`` (its deadline passed)."""
+        state.end("timeout", self.prompts.render("timeout", last_observation=state.last_observation,
+                                                 steps=state.steps, seconds=self.config.max_execution_time))
+
+    def _limit(self, state: RunState) -> Loop[None]:
+        output = self.prompts.render("max_iterations", last_observation=state.last_observation, steps=state.steps)
+        if self.config.final_answer == "always":
+            final: ModelReply = yield ModelCall(self.build_final_messages(state), "final_answer")
+            output = final.text.strip()
+        state.end("max_iterations", output)
+
+    def build_result(self, state: RunState) -> AgentResult:
+        """The run's :class:`AgentResult` (a subclass may return a richer one)."""
+        return state.result()

@@ -1,0 +1,1 @@
+"""The embedded local model: llama.cpp with decoding constrained by the decision's JSON schema."""

@@ -1,0 +1,83 @@
+"""Running a loop: run state and effects, the journal layer and replay, secrets, retries, the driver helpers."""
+
+from react_agent.runtime._agent import Agent, default_model_call, is_default_model_call
+from react_agent.runtime._driver import (
+    Failure,
+    advance,
+    aperform,
+    close,
+    drive,
+    failed,
+    journal_of,
+    masked_cause,
+    message_text,
+    message_usage,
+    perform,
+)
+from react_agent.runtime._invoke import ainvoke_model, invoke_model
+from react_agent.runtime._journal import (
+    JournalError,
+    JournalMismatchError,
+    RunJournal,
+    accepts_idempotency_key,
+    cut_torn_tail,
+    decide_approval,
+    read_journal,
+    redact_session,
+    secret_values,
+    session_references,
+    with_idempotency_key,
+)
+from react_agent.runtime._retry import RetryPolicy, explain_model_error, is_transient
+from react_agent.runtime._runs import STEP_EVENT, end_payload, last, model_error, step_data, task_of
+from react_agent.runtime._state import Effect, Loop, ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall
+from react_agent.runtime._usage import report_subrun_usage, subrun_usage
+
+__all__ = [
+    "STEP_EVENT",
+    "Agent",
+    "Effect",
+    "Failure",
+    "JournalError",
+    "JournalMismatchError",
+    "Loop",
+    "ModelCall",
+    "ModelCallError",
+    "ModelReply",
+    "RetryPolicy",
+    "RunJournal",
+    "RunState",
+    "StepDone",
+    "ToolCall",
+    "accepts_idempotency_key",
+    "advance",
+    "ainvoke_model",
+    "aperform",
+    "close",
+    "cut_torn_tail",
+    "decide_approval",
+    "default_model_call",
+    "drive",
+    "end_payload",
+    "explain_model_error",
+    "failed",
+    "invoke_model",
+    "is_default_model_call",
+    "is_transient",
+    "journal_of",
+    "last",
+    "masked_cause",
+    "message_text",
+    "message_usage",
+    "model_error",
+    "perform",
+    "read_journal",
+    "redact_session",
+    "report_subrun_usage",
+    "secret_values",
+    "session_references",
+    "step_data",
+    "subrun_usage",
+    "task_of",
+    "with_idempotency_key",
+]

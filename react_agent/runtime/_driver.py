@@ -1,0 +1,258 @@
+"""The journal layer and the driver helpers, written once for the sync and async drivers.
+
+``drive(agent, state)`` wraps the agent's loop: it answers replayed effects from the run's journal, records
+new ones, applies the token budget, the deadline and the error policy, and lets only raw I/O through to the
+driver (``_surface.stream_run``/``astream_run``): a :class:`ModelIO` or :class:`ToolIO` request, which the driver
+performs (:func:`perform` or :func:`aperform`) and answers by sending the result back, or a failure the
+layer handles (deadline, the model's failure) by throwing it in. Published steps pass through as
+:class:`StepDone`. So the sync and async drivers differ only in how they await the I/O.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+
+from react_agent._types import AgentAction, AgentResult, Usage
+from react_agent.errors import ConfigError, RunError
+from react_agent.runtime._agent import Agent, is_default_model_call
+from react_agent.runtime._journal import JournalError, RunJournal, ToolCallRecord, redact, secret_values
+from react_agent.runtime._state import ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall
+from react_agent.runtime._usage import subrun_usage
+from react_agent.tools import DeadlineExceeded, Outcome, acall_in_thread, acall_within, call_within, native_async
+
+__all__ = ["Failure", "ModelIO", "ToolIO", "advance", "aperform", "close", "drive", "failed", "journal_of",
+           "masked_cause", "message_text", "message_usage", "perform", "safe_repr", "safe_str"]
+
+logger = logging.getLogger("react_agent")
+ZERO = Usage()
+
+
+@dataclass(frozen=True)
+class ModelIO:
+    """A model call for the driver to make, within ``timeout`` seconds (the run's deadline)."""
+
+    call: ModelCall
+    timeout: float | None
+
+
+@dataclass(frozen=True)
+class ToolIO:
+    """A tool call for the driver to run through ``execute``, with its journal record in context."""
+
+    action: AgentAction
+    record: ToolCallRecord
+    timeout: float | None
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failure of the driver's I/O that the journal layer handles: thrown back into it."""
+
+    exc: BaseException
+
+
+Layer = Generator[StepDone | ModelIO | ToolIO, Any, None]
+
+
+def journal_of(state: RunState) -> RunJournal:
+    """The run's journal (a file-less one for a state built by hand: tests, custom drivers)."""
+    if state.journal is None:
+        state.journal = RunJournal(run_id=f"adhoc-{id(state)}", task=state.task)
+    return state.journal
+
+
+def drive(agent: Agent, state: RunState) -> Layer:
+    """Run the agent's loop: answer replayed effects from the journal, record new ones, and let only the raw
+    I/O through to the driver, which sends back its result or throws its failure."""
+    loop, reply = agent.loop(state), None
+    while True:
+        try:
+            effect = loop.send(reply)
+        except StopIteration:
+            return
+        if isinstance(effect, StepDone):
+            journal_of(state).step_done(len(state.steps), effect.step)
+            reply = yield effect
+        elif isinstance(effect, ModelCall):
+            reply = yield from _model_effect(agent, state, effect)
+            if reply is None:  # the run is over (model failure, deadline, budget)
+                loop.close()
+                return
+        elif isinstance(effect, ToolCall):
+            reply = yield from _tool_effect(agent, state, effect.action)
+        else:
+            raise TypeError(f"the loop yielded {effect!r}; yield ModelCall, ToolCall or StepDone")
+
+
+def _model_effect(agent: Agent, state: RunState, call: ModelCall) -> Generator[ModelIO, Any, ModelReply | None]:
+    journal = journal_of(state)
+    budget = agent.config.max_tokens_budget
+    if budget is not None and state.usage.total_tokens >= budget:
+        state.end("budget", state.last_observation, f"token budget of {budget} reached "
+                                                    f"({state.usage.total_tokens} tokens used)")
+        return None
+    recorded = journal.model_call(call.messages)
+    if recorded is not None:
+        return _count(state, ModelReply(recorded.text, recorded.usage, recorded.seconds))
+    started = time.monotonic()
+    try:
+        message = yield ModelIO(call, state.time_left())
+    except DeadlineExceeded:
+        agent.end_timeout(state)
+        return None
+    except ModelCallError as exc:
+        journal.secrets = secret_values(agent.llm)  # tokens the client obtained during the call too
+        error = journal.redact(f"model call failed: {exc}")
+        logger.warning("%s: %s", agent.name, error)
+        state.end("error", state.last_observation, error)
+        journal.model_failed(error)
+        return None
+    reply = _count(state, ModelReply(message_text(message), message_usage(message), time.monotonic() - started))
+    if journal.path is not None and state.llm_calls == 1:
+        journal.secrets = secret_values(agent.llm)  # a token the client obtained in its first call
+    journal.model_done(reply.text, reply.usage, reply.seconds)
+    return reply
+
+
+def _tool_effect(agent: Agent, state: RunState, action: AgentAction) -> Generator[ToolIO, Any, Outcome]:
+    record = journal_of(state).tool_call(action.action, action.action_input, step=len(state.steps) + 1)
+    if record.outcome is not None:  # journaled: never run again
+        return record.outcome
+    left, timeout = state.time_left(), agent.config.timeout
+    if left is not None:
+        timeout = max(0.001, left if timeout is None else min(timeout, left))
+    with subrun_usage() as subruns:  # agents run as tools report their usage here
+        outcome: Outcome = yield ToolIO(action, record, timeout)
+    if subruns.usage.total_tokens:
+        state.usage = state.usage + subruns.usage
+    return record.finish(outcome)
+
+
+def _count(state: RunState, reply: ModelReply) -> ModelReply:
+    state.llm_calls += 1
+    if reply.usage is not ZERO and reply.usage.total_tokens:
+        state.usage = state.usage + reply.usage
+    return reply
+
+
+def message_text(message: Any) -> str:
+    """The text of a model reply: ``str`` content, or the text blocks of list content, joined."""
+    content = getattr(message, "content", message)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and block.get("type") in ("text", None) and "text" in block:
+                parts.append(str(block["text"]))
+        return "".join(parts)
+    return str(content)
+
+
+def message_usage(message: Any) -> Usage:
+    """The tokens a reply reports (a shared zero :class:`Usage` when it reports none)."""
+    if not isinstance(message, AIMessage):
+        return ZERO
+    meta = message.usage_metadata
+    if meta:
+        return Usage(input_tokens=int(meta.get("input_tokens", 0)), output_tokens=int(meta.get("output_tokens", 0)))
+    token_usage = (message.response_metadata or {}).get("token_usage") or {}
+    if not token_usage:
+        return ZERO
+    return Usage(input_tokens=int(token_usage.get("prompt_tokens", 0) or 0),
+                 output_tokens=int(token_usage.get("completion_tokens", 0) or 0))
+
+
+# ------------------------------------------------------------------------------------------- the drivers' I/O
+def advance(layer: Layer, reply: Any) -> Any:
+    """The next item of the journal layer, sending it ``reply`` (thrown when it is a :class:`Failure`);
+    ``None`` at the end of the run."""
+    try:
+        if isinstance(reply, Failure):
+            return layer.throw(reply.exc)
+        return layer.send(reply)
+    except StopIteration:
+        return None
+
+
+def perform(agent: Agent, io: ModelIO | ToolIO, config: RunnableConfig) -> Any:
+    """Carry out one I/O request in the calling thread (a model call bounded by the deadline)."""
+    if isinstance(io, ModelIO):
+        if io.timeout is None:
+            return agent.call_model(io.call.messages, config, io.call)
+        return call_within(lambda: agent.call_model(io.call.messages, config, io.call), io.timeout)
+    with io.record.active():
+        return agent.execute(io.action, config=config, timeout=io.timeout)
+
+
+async def aperform(agent: Agent, io: ModelIO | ToolIO, config: RunnableConfig) -> Any:
+    """Async :func:`perform`; a model without async code of its own is called in a daemon thread (never the
+    loop's default executor, which ``asyncio.run`` joins)."""
+    if isinstance(io, ModelIO):
+        if not is_default_model_call(agent) or native_async(agent.llm):
+            return await acall_within(lambda: agent.acall_model(io.call.messages, config, io.call), io.timeout)
+        return await acall_in_thread(lambda: agent.call_model(io.call.messages, config, io.call), io.timeout,
+                                     name="model")
+    with io.record.active():
+        return await agent.aexecute(io.action, config=config, timeout=io.timeout)
+
+
+def close(agent: Agent, state: RunState) -> AgentResult:
+    """The run's result, journaled and logged."""
+    result = agent.build_result(state)
+    journal_of(state).end(result)
+    logger.info("%s finished: status=%s steps=%d llm_calls=%d", agent.name, result.status, len(result.steps),
+                result.llm_calls)
+    return result
+
+
+# ------------------------------------------------------------------------------------------- failures
+def failed(agent: Agent, state: RunState, exc: Exception) -> Exception:
+    """What a run that met ``exc`` raises: journal and config errors as they are, anything else a masked
+    :class:`RunError` with the steps so far."""
+    if isinstance(exc, (JournalError, ConfigError)):
+        return exc
+    journal_of(state).secrets = secret_values(agent.llm)
+    return RunError(journal_of(state).redact(f"{agent.name} run failed: {safe_repr(exc)}"), state.steps)
+
+
+def masked_cause(exc: Exception, state: RunState) -> BaseException | None:
+    """``exc`` as the cause of the :class:`RunError`, or a masked stand-in when its traceback text would
+    show a secret (the stand-in keeps the type name, the masked message and the frames)."""
+    if isinstance(exc, (JournalError, ConfigError)):
+        return None
+    secrets = journal_of(state).secrets
+    if not secrets:
+        return exc
+    try:
+        text = "".join(traceback.format_exception(exc))
+    except Exception:
+        text = safe_repr(exc)
+    if not any(secret in text for secret in secrets):
+        return exc
+    masked = RunError(str(redact(f"{type(exc).__name__}: {safe_str(exc)}", secrets)))
+    return masked.with_traceback(exc.__traceback__)
+
+
+def safe_repr(exc: BaseException) -> str:
+    try:
+        return repr(exc)
+    except Exception:
+        return f"<{type(exc).__name__} (unprintable)>"
+
+
+def safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return "(unprintable)"

@@ -1,0 +1,36 @@
+"""The one place a run calls its model: ``invoke``/``ainvoke`` with the call's config named and tagged by
+its purpose, so a tracer shows what each call was for."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import patch_config
+
+if TYPE_CHECKING:
+    from react_agent.runtime._state import ModelCall
+
+__all__ = ["ainvoke_model", "invoke_model", "named_config"]
+
+
+def named_config(config: RunnableConfig, call: ModelCall | None) -> RunnableConfig:
+    """The config of one model call: named (``run_name``), tagged and with metadata of its purpose."""
+    purpose = call.purpose if call is not None else "decision"
+    named = patch_config(config, run_name=purpose)
+    named["tags"] = [*(named.get("tags") or []), f"react_agent:{purpose}"]
+    named["metadata"] = {**(named.get("metadata") or {}), "react_agent_purpose": purpose}
+    return named
+
+
+def invoke_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig, kwargs: dict[str, Any],
+                 call: ModelCall | None = None) -> Any:
+    """``llm.invoke(messages, config, **kwargs)`` with the config named for ``call``."""
+    return llm.invoke(messages, named_config(config, call), **kwargs)
+
+
+async def ainvoke_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig,
+                        kwargs: dict[str, Any], call: ModelCall | None = None) -> Any:
+    """Async :func:`invoke_model`."""
+    return await llm.ainvoke(messages, named_config(config, call), **kwargs)

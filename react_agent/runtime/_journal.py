@@ -1,0 +1,745 @@
+"""Durable runs: an append-only JSONL journal of every effect, replayed on resume.
+
+The loop is a deterministic generator of effects (model call, tool call), so a run is fully described by
+the answers its effects received (event sourcing). :class:`RunJournal` records each completed effect as
+one JSON line, written, flushed and ``fsync``-ed before the loop goes on; ``BaseAgent.resume`` re-runs the
+same loop and answers each effect from the journal while records remain, then continues live, appending
+to the same file. So a completed model call is never made again and a completed tool call never runs
+again; a tool call that started but did not finish (the process died inside the tool) runs again with the
+*same* idempotency key, so a tool that deduplicates on the key performs its write exactly once.
+
+Record types (every record carries ``type``, ``run`` — the run id — and ``t``, a wall-clock timestamp):
+
+- ``run``: a new run — ``task``, ``agent``, ``tools``, format version ``v``.
+- ``resume``: a later session continuing the run — ``replayable`` effects found.
+- ``model``: a model reply — ``seq``, ``digest`` (sha256 of the prompt text), ``text``, ``usage``, ``seconds``.
+- ``model_error``: a model call that failed beyond the retries (not replayed: a resume calls again).
+- ``tool_start`` / ``approval`` / ``tool_end``: one tool call — ``seq``, ``step``, ``key`` (idempotency key),
+  ``tool``, ``input``; the human decision ``approved``; the ``observation``, its ``kind`` and ``seconds``.
+- ``step``: each completed step — ``task``, ``index``, ``digest``, the parsed action, observation,
+  ``raw_output``, ``duration_s``, ``usage`` (for people and tools reading the journal; not replayed).
+- ``end``: the outcome of a session — ``status``, ``output``, ``error``, ``llm_calls``, ``usage``.
+
+Values of the model's secret settings (``credentials``, ``password``, ``access_token``, ``api_key``... and
+whatever the model declares in ``lc_secrets``) are masked in every record and in error texts.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextvars
+import html
+import re
+import urllib.parse
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no cross-process lock (see docs/guarantees.md)
+    fcntl = None  # type: ignore[assignment]
+import hashlib
+import json
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, SecretBytes, SecretStr
+
+from react_agent._types import AgentResult, AgentStep, Usage
+from react_agent.errors import ReactAgentError
+from react_agent.tools import Outcome
+
+__all__ = [
+    "IDEMPOTENCY_KEY_ARG",
+    "JOURNAL_VERSION",
+    "SECRET_FIELDS",
+    "JournalError",
+    "JournalMismatchError",
+    "RunJournal",
+    "ToolCallRecord",
+    "accepts_idempotency_key",
+    "canonical_json",
+    "current_tool_call",
+    "cut_torn_tail",
+    "decide_approval",
+    "idempotency_key",
+    "prompt_digest",
+    "read_journal",
+    "redact",
+    "redact_session",
+    "secret_values",
+    "session_references",
+]
+
+logger = logging.getLogger("react_agent")
+
+JOURNAL_VERSION = 1
+IDEMPOTENCY_KEY_ARG = "idempotency_key"
+"""The tool argument that receives the idempotency key (declare it with langchain's ``InjectedToolArg``)."""
+
+SECRET_FIELDS = ("credentials", "password", "access_token", "api_key", "openai_api_key", "key_file_password",
+                 "token", "auth_token", "bearer_token", "refresh_token", "client_secret", "secret_key", "secret")
+"""Settings of a model whose values are masked (plus the model's own ``lc_secrets``)."""
+
+MASK = "***"
+_MIN_SECRET = 4
+_CURRENT_CALL: contextvars.ContextVar[ToolCallRecord | None] = contextvars.ContextVar(
+    "react_agent_tool_call", default=None)
+
+
+class JournalError(ReactAgentError):
+    """The journal cannot be read, written or resumed (missing run, corrupt line, unwritable file)."""
+
+
+class JournalMismatchError(JournalError):
+    """The resumed loop asked for an effect the journal does not hold at that position (changed prompts,
+    tools, agent class or options): replaying it would answer a different question."""
+
+
+# ---------------------------------------------------------------------------------------------- digests
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: equal values give equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def prompt_text(messages: Sequence[BaseMessage]) -> str:
+    """The prompt as one text: the message contents joined by blank lines."""
+    return "\n\n".join(str(m.content) for m in messages)
+
+
+def prompt_digest(messages: Sequence[BaseMessage]) -> str:
+    """sha256 (hex) of :func:`prompt_text`."""
+    return _sha256(prompt_text(messages))
+
+
+def idempotency_key(run_id: str, step: int, action_input: Any) -> str:
+    """``<run id>:<step>:<sha256 of the canonical JSON of the arguments>``."""
+    return f"{run_id}:{step}:{_sha256(canonical_json(action_input))}"
+
+
+# ---------------------------------------------------------------------------------------------- secrets
+def _secret_text(value: Any) -> str | None:
+    if isinstance(value, SecretStr):
+        value = value.get_secret_value()
+    elif isinstance(value, SecretBytes):
+        value = value.get_secret_value().decode("utf-8", "replace")
+    return value if isinstance(value, str) and len(value) >= _MIN_SECRET else None
+
+
+_CLIENT_ATTRS = ("_client", "client", "async_client", "root_client", "root_async_client", "_async_client")
+_TOKEN_ATTRS = ("token", "access_token", "_access_token", "api_key", "_api_key", "bearer_token", "auth_token")
+
+
+def _models(llm: Any) -> list[Any]:
+    """``llm`` and the models it wraps (``bind``, ``with_retry``, ``with_config``, ``with_fallbacks``)."""
+    found: list[Any] = []
+    todo: list[Any] = [llm]
+    while todo and len(found) < 16:
+        item = todo.pop()
+        if item is None or any(item is f for f in found):
+            continue
+        found.append(item)
+        todo += [getattr(item, "bound", None), getattr(item, "runnable", None),
+                 *list(getattr(item, "fallbacks", None) or [])]
+    return found
+
+
+def _runtime_tokens(model: Any) -> set[str]:
+    """Tokens a model's client obtained at run time (GigaChat's access token, an OpenAI client's key...).
+    Only clients already created are read: nothing is created or fetched here."""
+    found: set[str] = set()
+    attributes = {**getattr(model, "__dict__", {}), **(getattr(model, "__pydantic_private__", None) or {})}
+    for name in _CLIENT_ATTRS:
+        client = attributes.get(name)
+        if client is None:
+            continue
+        for attr in _TOKEN_ATTRS:
+            try:
+                value = getattr(client, attr, None)
+                value = getattr(value, "access_token", value)  # gigachat's AccessToken object
+            except Exception:  # a property that fails: nothing to mask there
+                continue
+            text = _secret_text(value)
+            if text:
+                found.add(text)
+    return found
+
+
+def secret_values(llm: Any) -> tuple[str, ...]:
+    """The secret strings of a model (and of the models it wraps): values of :data:`SECRET_FIELDS` and of its
+    ``lc_secrets`` settings, the environment variables ``lc_secrets`` names, and tokens its client obtained
+    at run time. Longest first, each also JSON-escaped."""
+    found: set[str] = set()
+    for model in _models(llm):
+        declared: Mapping[str, str] = {}
+        try:
+            declared = dict(getattr(model, "lc_secrets", {}) or {})
+        except Exception:  # a model with a broken property: fall back to the known names
+            declared = {}
+        for name in (*SECRET_FIELDS, *declared):
+            try:
+                text = _secret_text(getattr(model, name, None))
+            except Exception:
+                continue
+            if text:
+                found.add(text)
+        for env in declared.values():
+            text = _secret_text(os.environ.get(str(env)))
+            if text:
+                found.add(text)
+        found |= _runtime_tokens(model)
+    variants = {v for s in found for v in (s, json.dumps(s)[1:-1])}
+    return tuple(sorted(variants, key=len, reverse=True))
+
+
+def _substitute(value: Any, references: Sequence[tuple[str, str]]) -> Any:
+    """``value`` with session values replaced by their references (strings, inside lists and dicts)."""
+    if not references:
+        return value
+    if isinstance(value, str):
+        return redact_session(value, references)
+    if isinstance(value, dict):
+        return {k: _substitute(v, references) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_substitute(v, references) for v in value]
+    return value
+
+
+def redact(value: Any, secrets: Sequence[str]) -> Any:
+    """``value`` with every secret string replaced by ``***`` (strings, and inside lists and dicts)."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret in value:
+                value = value.replace(secret, MASK)
+        return value
+    if isinstance(value, dict):
+        return {k: redact(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact(v, secrets) for v in value]
+    return value
+
+
+def session_references(session: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(text, ``$session.<key>``) pairs, longest text first: every plausible encoding of each session value
+    of at least 4 characters that a tool result may carry it in (plain, JSON-escaped, repr, URL-quoted,
+    HTML-escaped, base64, upper/lower case)."""
+    pairs: dict[str, str] = {}
+    for key, value in session.items():
+        reference = f"$session.{key}"
+        for variant in value_encodings(value):
+            if len(variant) >= _MIN_SECRET:
+                pairs.setdefault(variant, reference)
+    return sorted(pairs.items(), key=lambda p: -len(p[0]))
+
+
+def value_encodings(value: Any) -> set[str]:
+    """The texts a value may appear as in a tool result."""
+    plain = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    texts = {plain, str(value)}
+    for text in list(texts):
+        texts |= {json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1], repr(text)[1:-1],
+                  urllib.parse.quote(text, safe=""), urllib.parse.quote_plus(text), html.escape(text),
+                  text.lower(), text.upper()}
+        raw = text.encode("utf-8")
+        for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+            texts |= {encoded.decode("ascii"), encoded.decode("ascii").rstrip("=")}
+    return {t for t in texts if t}
+
+
+def redact_session(text: str, references: Sequence[tuple[str, str]]) -> str:
+    """``text`` with every encoding of a session value replaced by its reference (case-insensitive)."""
+    for secret, reference in references:
+        if secret in text:
+            text = text.replace(secret, reference)
+        elif secret.lower() in text.lower():
+            text = re.sub(re.escape(secret), reference.replace("\\", "\\\\"), text, flags=re.IGNORECASE)
+    return text
+
+
+
+# ---------------------------------------------------------------------------------------------- tools
+def accepts_idempotency_key(tool: BaseTool, visible: Mapping[str, Any]) -> bool:
+    """Whether ``tool`` declares a hidden ``idempotency_key`` argument: in its ``args_schema`` but not in the
+    schema shown to the model (``visible``), i.e. annotated with langchain's ``InjectedToolArg``."""
+    if IDEMPOTENCY_KEY_ARG in visible.get("properties", {}):
+        return False
+    schema = tool.args_schema
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return IDEMPOTENCY_KEY_ARG in schema.model_fields
+    if isinstance(schema, Mapping):
+        return IDEMPOTENCY_KEY_ARG in schema.get("properties", {})
+    return False
+
+
+def with_idempotency_key(tool: BaseTool, args: dict[str, Any], visible: Mapping[str, Any],
+                         key: str | None) -> dict[str, Any]:
+    """``args`` plus the idempotency key, when ``tool`` takes one. The key is ``key``, else the one of the
+    tool call in progress, else a fresh random one (a call made outside a run)."""
+    if not accepts_idempotency_key(tool, visible):
+        return args
+    if key is None:
+        call = _CURRENT_CALL.get()
+        key = call.key if call is not None else f"adhoc:{uuid.uuid4().hex}"
+    return {**args, IDEMPOTENCY_KEY_ARG: key}
+
+
+def current_tool_call() -> ToolCallRecord | None:
+    """The tool call in progress in this context (inside ``execute`` during a run), if any."""
+    return _CURRENT_CALL.get()
+
+
+def decide_approval(tool: str, args: Any, ask: Callable[[str, Any], bool] | None) -> bool:
+    """The approval decision: inside a run, a journaled decision first (whatever ``ask`` is), else ``ask``
+    (journaled); without ``ask`` the call is refused."""
+    call = _CURRENT_CALL.get()
+    if call is not None:
+        return call.decide(tool, args, ask)
+    return bool(ask(tool, args)) if ask is not None else False
+
+
+@dataclass
+class ToolCallRecord:
+    """One tool call of a run: its idempotency key and what the journal already knows about it.
+
+    ``outcome`` is set when the journal holds the call's result: the call must not run again.
+    ``approval`` is a journaled human decision, reused instead of asking again.
+    """
+
+    journal: RunJournal
+    seq: int
+    step: int
+    known_key: str
+    tool: str
+    outcome: Outcome | None = None
+    approval: bool | None = None
+    started: float = field(default_factory=time.monotonic)
+    arguments: Any = None
+
+    @property
+    def key(self) -> str:
+        """The call's idempotency key (derived on first use when nothing needed it before)."""
+        if not self.known_key:
+            self.known_key = self.journal.new_key(self.step, self.arguments)
+        return self.known_key
+
+    def decide(self, tool: str, action_input: Any, ask: Callable[[str, Any], bool] | None) -> bool:
+        """The approval decision: the journaled one (whatever ``ask`` is now), else ``ask``-ed now and
+        journaled; without ``ask`` the call is refused and nothing is journaled."""
+        if self.approval is not None:
+            logger.info("approval of %s taken from the journal: %s", tool, self.approval)
+            return self.approval
+        if ask is None:
+            return False
+        self.approval = bool(ask(tool, action_input))
+        self.journal.append({"type": "approval", "seq": self.seq, "key": self.key, "tool": tool,
+                             "approved": self.approval})
+        return self.approval
+
+    def active(self) -> _Active:
+        """Make this the call in progress (its key and approval reach ``execute`` and ``approve``): a
+        context manager."""
+        return _Active(self)
+
+    def finish(self, outcome: Outcome) -> Outcome:
+        """Journal the outcome (before the loop goes on) and return it."""
+        if self.journal.path is None:
+            return outcome
+        self.journal.append({"type": "tool_end", "seq": self.seq, "key": self.key, "tool": self.tool,
+                             "observation": outcome.observation, "kind": outcome.kind,
+                             "seconds": round(time.monotonic() - self.started, 6)})
+        return outcome
+
+
+class _Active:
+    """``with record.active():`` (a plain class: cheaper than a generator context manager, once per call)."""
+
+    __slots__ = ("record", "token")
+
+    def __init__(self, record: ToolCallRecord) -> None:
+        self.record = record
+
+    def __enter__(self) -> ToolCallRecord:
+        self.token = _CURRENT_CALL.set(self.record)
+        return self.record
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT_CALL.reset(self.token)
+
+
+# ---------------------------------------------------------------------------------------------- files
+def _load_lines(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """The records of a journal file and the byte length of its complete lines (a torn tail excluded)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return [], 0
+    except OSError as exc:
+        raise JournalError(f"cannot read journal {path}: {exc.strerror}") from exc
+    complete = data.rfind(b"\n") + 1  # a last line without its newline was never acknowledged: torn
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(data[:complete].splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise JournalError(f"journal {path} line {number} is corrupt: {exc}") from exc
+        if not isinstance(record, dict) or "type" not in record:
+            raise JournalError(f"journal {path} line {number} is not a journal record")
+        records.append(record)
+    return records, complete
+
+
+def read_journal(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every complete record of a journal file, in order (a torn last line, left by a crash, is ignored)."""
+    return _load_lines(Path(path))[0]
+
+
+def _encode(record: Mapping[str, Any]) -> bytes:
+    try:
+        line = json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":"))
+        return (line + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates from some tool output: keep them as escapes
+        return (json.dumps(record, ensure_ascii=True, default=str, separators=(",", ":")) + "\n").encode()
+
+
+def cut_torn_tail(fd: int, what: str = "journal") -> None:
+    """Under the caller's file lock: drop a last line without its newline (a write that a crash tore; it
+    was never acknowledged), so that the next record starts on a line of its own."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        newline = os.pread(fd, end - start, start).rfind(b"\n")
+        if newline >= 0:
+            end = start + newline + 1
+            break
+        end = start
+    logger.warning("%s: cutting off a torn last record of %d bytes left by a crash", what, size - end)
+    os.ftruncate(fd, end)
+
+
+def _append_durably(path: Path, data: bytes) -> None:
+    """Append ``data`` and fsync, holding an exclusive lock on the file (``flock``: threads and processes
+    sharing one journal take turns), after cutting off a torn tail."""
+    created = not path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        cut_torn_tail(fd)
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)  # closing releases the lock
+    if created:  # make the new directory entry durable too
+        try:
+            dir_fd = os.open(path.parent, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.fsync(dir_fd)
+        except OSError:
+            pass
+        finally:
+            os.close(dir_fd)
+
+
+# ---------------------------------------------------------------------------------------------- one run
+@dataclass(frozen=True)
+class ModelRecord:
+    """A journaled model reply."""
+
+    text: str
+    usage: Usage
+    seconds: float
+
+
+class RunJournal:
+    """One session of one run: its id, the effects to replay, and the file new records go to.
+
+    Without a file (``path=None``) it still numbers effects and derives idempotency keys, writing nothing.
+    Build it with :meth:`start` (a new run) or :meth:`open` (resume a journaled run).
+    """
+
+    def __init__(self, *, run_id: str, task: str, path: Path | None = None, secrets: Sequence[str] = (),
+                 references: Sequence[tuple[str, str]] = (),
+                 effects: Mapping[int, dict[str, Any]] | None = None, steps_recorded: int = 0,
+                 ended: bool = False) -> None:
+        self.run_id = run_id
+        self.task = task
+        self.path = path
+        self.secrets = tuple(secrets)
+        self.references = tuple(references)
+        self._effects = dict(effects or {})
+        self._seq = 0
+        self._live = not self._effects
+        self._live_effects = 0
+        self._steps_recorded = steps_recorded
+        self._ended = ended
+        self._keys: set[str] = set()
+        self._digest = ""
+        self.replayed = 0
+        self.outbox: list[bytes] | None = None
+
+    # -- construction
+    @classmethod
+    def start(cls, task: str, *, path: str | os.PathLike[str] | None, run_id: str | None = None, agent: str = "",
+              tools: Sequence[str] = (), secrets: Sequence[str] = (), references: Sequence[tuple[str, str]] = (),
+              identity: Mapping[str, Any] | None = None, deferred: bool = False) -> RunJournal:
+        """A new run; with a ``path``, its ``run`` record (with the options' ``identity``) is written first
+        (collected for :meth:`flush` when ``deferred``)."""
+        journal = cls(run_id=run_id or uuid.uuid4().hex, task=task, path=None if path is None else Path(path),
+                      secrets=secrets, references=references)
+        if deferred:
+            journal.defer()
+        if path is not None:
+            journal.append({"type": "run", "v": JOURNAL_VERSION, "task": task, "agent": agent, "tools": list(tools),
+                            "identity": canonical_identity(identity)})
+        return journal
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, run_id: str | None = None,
+             secrets: Sequence[str] = (), references: Sequence[tuple[str, str]] = (),
+             identity: Mapping[str, Any] | None = None) -> RunJournal:
+        """Load a journaled run for resuming (the last run of the file unless ``run_id`` is given).
+
+        A torn last line (a crash in mid-write) is ignored here and cut off, under the file lock, before the
+        next record is appended. Raises :class:`JournalError` when the file holds no such run or is
+        inconsistent, :class:`JournalMismatchError` when ``identity`` differs from the journaled one.
+        """
+        file = Path(path)
+        records, _ = _load_lines(file)
+        headers = [r for r in records if r.get("type") == "run" and (run_id is None or r.get("run") == run_id)]
+        if not headers:
+            which = "no run" if run_id is None else f"no run {run_id!r}"
+            raise JournalError(f"journal {file} holds {which} to resume")
+        header = headers[-1]
+        if header.get("v") != JOURNAL_VERSION:
+            raise JournalError(f"journal {file}: unsupported format version {header.get('v')!r}")
+        rid = str(header["run"])
+        mine = [r for r in records if r.get("run") == rid]
+        effects = _effects(mine, file)
+        _check_identity(file, header, identity)
+        journal = cls(run_id=rid, task=str(header["task"]), path=file, secrets=secrets, references=references,
+                      effects=effects,
+                      steps_recorded=sum(r.get("type") == "step" for r in mine),
+                      ended=any(r.get("type") == "end" for r in mine))
+        journal.append({"type": "resume", "replayable": len(effects)})
+        return journal
+
+    # -- writing
+    def append(self, record: dict[str, Any]) -> None:
+        """Append one record durably (written, flushed, fsync-ed); a no-op without a file."""
+        if self.path is None:
+            return
+        full = {"type": record["type"], "run": self.run_id, "t": round(time.time(), 6),
+                **{k: v for k, v in record.items() if k != "type"}}
+        data = _encode(_substitute(redact(full, self.secrets), self.references))
+        if self.outbox is not None:  # deferred: the async driver flushes before the run goes on
+            self.outbox.append(data)
+            return
+        self._write(data)
+
+    def defer(self) -> None:
+        """Collect appended records in :attr:`outbox` instead of writing each one: the caller must
+        :meth:`flush` before the run goes on (the async driver does so, in a worker thread, before any
+        model or tool call, step or result), so the event loop never waits for an ``fsync``."""
+        if self.outbox is None:
+            self.outbox = []
+
+    def flush(self) -> None:
+        """Write and ``fsync`` the deferred records, all at once."""
+        if self.outbox:
+            data, self.outbox[:] = b"".join(self.outbox), []
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        assert self.path is not None
+        try:
+            _append_durably(self.path, data)
+        except OSError as exc:
+            raise JournalError(f"cannot write journal {self.path}: {exc.strerror or exc}") from exc
+
+    def redact(self, text: str) -> str:
+        """``text`` with the model's secrets masked."""
+        return str(redact(text, self.secrets))
+
+    @property
+    def replaying(self) -> bool:
+        return not self._live
+
+    # -- effects
+    def _next(self, kind: str) -> dict[str, Any] | None:
+        self._seq += 1
+        if self._live:
+            self._live_effects += 1
+            return None
+        entry = self._effects.get(self._seq)
+        if entry is None:
+            self._go_live()
+            return None
+        if entry["kind"] != kind:
+            raise JournalMismatchError(
+                f"journal of run {self.run_id}: effect {self._seq} is a {entry['kind']} call in the journal but the "
+                f"resumed run asks for a {kind} call; resume with the same agent class, prompts, tools and options")
+        return entry
+
+    def _go_live(self) -> None:
+        later = sorted(seq for seq in self._effects if seq > self._seq)
+        if later:
+            raise JournalMismatchError(
+                f"journal of run {self.run_id}: the resumed run left the journal at effect {self._seq} but it holds "
+                f"effects up to {later[-1]}")
+        if not self._live:
+            logger.info("run %s: %d journaled effects replayed, continuing live", self.run_id, self.replayed)
+        self._live = True
+        self._live_effects += 1
+
+    def model_call(self, messages: Sequence[BaseMessage]) -> ModelRecord | None:
+        """The journaled reply to this model call, or ``None``: make the call (then :meth:`model_done`)."""
+        if self.path is None and self._live:  # nothing to replay or write: skip the digest
+            self._next("model")
+            return None
+        digest = prompt_digest(messages)
+        self._digest = digest
+        entry = self._next("model")
+        if entry is None:
+            return None
+        record = entry["model"]
+        if record.get("digest") != digest:
+            raise JournalMismatchError(
+                f"journal of run {self.run_id}: the prompt of model call {self._seq} differs from the journaled one "
+                f"(sha256 {str(record.get('digest'))[:12]}… vs {digest[:12]}…); resume with the same agent "
+                f"class, prompts, tools and options")
+        self.replayed += 1
+        usage = Usage(**record.get("usage", {}))
+        return ModelRecord(str(record.get("text", "")), usage, float(record.get("seconds", 0.0)))
+
+    def model_done(self, text: str, usage: Usage, seconds: float) -> None:
+        if self.path is None:
+            return
+        self.append({"type": "model", "seq": self._seq, "digest": self._digest, "text": text,
+                     "usage": usage.model_dump(), "seconds": round(seconds, 6)})
+
+    def model_failed(self, error: str) -> None:
+        self.append({"type": "model_error", "seq": self._seq, "digest": self._digest, "error": error})
+
+    def tool_call(self, tool: str, action_input: Any, *, step: int) -> ToolCallRecord:
+        """The record of this tool call: its key, and its journaled outcome or approval if any.
+
+        When the outcome is not journaled, a ``tool_start`` record is written before the call runs.
+        """
+        entry = self._next("tool")
+        if self.path is None and self._live:  # nothing to replay or write: the key only when a tool asks
+            return ToolCallRecord(self, self._seq, step, "", tool, arguments=action_input)
+        key = self.new_key(step, action_input)
+        call = ToolCallRecord(self, self._seq, step, key, tool)
+        attempt = 1
+        if entry is not None:
+            start = entry["start"]
+            if start.get("key") != key or start.get("tool") != tool:
+                raise JournalMismatchError(
+                    f"journal of run {self.run_id}: tool call {self._seq} is {start.get('tool')} with key "
+                    f"{start.get('key')} in the journal, but the resumed run calls {tool} with key {key}")
+            if "approval" in entry:
+                call.approval = bool(entry["approval"].get("approved"))
+            end = entry.get("end")
+            if end is not None:
+                self.replayed += 1
+                call.outcome = Outcome(str(end.get("observation", "")), str(end.get("kind", "ok")))
+                return call
+            attempt = int(entry.get("attempts", 1)) + 1
+            logger.warning("run %s: tool call %s (key %s) started before the crash but has no result: running it "
+                           "again with the same key", self.run_id, tool, key)
+            self._go_live()
+        self.append({"type": "tool_start", "seq": self._seq, "step": step, "key": key, "tool": tool,
+                     "input": action_input, "attempt": attempt})
+        return call
+
+    def new_key(self, step: int, action_input: Any) -> str:
+        """The idempotency key of a tool call, unique in this run (a custom loop may call twice with the
+        same arguments in one step: the second key gets ``#2``)."""
+        key = idempotency_key(self.run_id, step, action_input)
+        if key in self._keys:
+            key = f"{key}#{sum(k.startswith(key) for k in self._keys) + 1}"
+        self._keys.add(key)
+        return key
+
+    def step_done(self, index: int, step: AgentStep) -> None:
+        """Journal a completed step (once: steps re-derived during a replay are already there)."""
+        if self.path is None:
+            self._steps_recorded = max(self._steps_recorded, index)
+            return
+        if index <= self._steps_recorded:
+            return
+        self._steps_recorded = index
+        self.append({"type": "step", "task": self.task, "index": index, "digest": self._digest,
+                     **step.model_dump(mode="json")})
+
+    def end(self, result: AgentResult) -> None:
+        """Journal the outcome of this session (not again when a resume only replayed a finished run)."""
+        if (self._ended and self._live_effects == 0) or self.path is None:
+            self._ended = True
+            return
+        self._ended = True
+        self.append({"type": "end", "status": result.status, "output": result.output, "error": result.error,
+                     "llm_calls": result.llm_calls, "usage": result.usage.model_dump(), "steps": len(result.steps)})
+
+
+def _effects(records: Sequence[dict[str, Any]], file: Path) -> dict[int, dict[str, Any]]:
+    """Group a run's records into effects by ``seq``; check they form an unbroken prefix."""
+    effects: dict[int, dict[str, Any]] = {}
+    for record in records:
+        kind, seq = record.get("type"), record.get("seq")
+        if not isinstance(seq, int):
+            continue
+        if kind == "model":
+            effects[seq] = {"kind": "model", "model": record}
+        elif kind == "tool_start":
+            entry = effects.setdefault(seq, {"kind": "tool", "start": record, "attempts": 0})
+            entry["attempts"] += 1
+        elif kind in ("approval", "tool_end") and seq in effects:
+            effects[seq]["approval" if kind == "approval" else "end"] = record
+    seqs = sorted(effects)
+    if seqs != list(range(1, len(seqs) + 1)):
+        raise JournalError(f"journal {file}: effects {seqs} do not form an unbroken sequence")
+    unfinished = [s for s in seqs if effects[s]["kind"] == "tool" and "end" not in effects[s]]
+    if unfinished and unfinished != [seqs[-1]]:
+        raise JournalError(f"journal {file}: tool calls {unfinished} have no result but later effects exist")
+    return effects
+
+
+def canonical_identity(identity: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The identity as it is journaled: JSON values (tuples as lists)."""
+    return None if identity is None else json.loads(canonical_json(dict(identity)))
+
+
+def _check_identity(file: Path, header: Mapping[str, Any], identity: Mapping[str, Any] | None) -> None:
+    """:class:`JournalMismatchError` when the options that change a run's outcome differ from the journaled
+    ones (journals written before identities were recorded are not checked)."""
+    journaled = header.get("identity")
+    current = canonical_identity(identity)
+    if journaled is None or current is None or journaled == current:
+        return
+    changed = sorted(k for k in set(journaled) | set(current) if journaled.get(k) != current.get(k))
+    details = ", ".join(f"{k}: journaled {journaled.get(k)!r}, now {current.get(k)!r}" for k in changed)
+    raise JournalMismatchError(f"journal {file}: run {header.get('run')} was made with other options ({details}); "
+                               f"resume it with the same agent class, tools and options")

@@ -1,0 +1,76 @@
+"""Plain helpers of a run, outside the agent class: the task of a Runnable input, the model's failure as the
+run reports it, and the payloads of the run's callback events."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langchain_core.prompt_values import PromptValue
+
+from react_agent._types import AgentResult, AgentStep
+from react_agent.errors import ConfigError
+from react_agent.runtime._driver import message_text, safe_str
+from react_agent.runtime._retry import explain_model_error
+from react_agent.runtime._state import ModelCallError, RunState, StepDone
+
+__all__ = ["STEP_EVENT", "end_payload", "last", "model_error", "step_data", "task_of"]
+
+STEP_EVENT = "react_agent.step"
+"""The name of the custom callback event sent for each completed step (``astream_events``: ``on_custom_event``)."""
+
+
+def task_of(input: Any) -> tuple[str, dict[str, Any]]:
+    """The task text of a Runnable input, and the run options it carries (``session``, ``journal``)."""
+    extra: dict[str, Any] = {}
+    value = input
+    if isinstance(input, Mapping):
+        key = next((k for k in ("input", "task", "question", "messages") if k in input), None)
+        if key is None:
+            raise ConfigError(f"a dict input needs the key 'input' (or 'task', 'question', 'messages'); got keys "
+                              f"{sorted(map(str, input))}")
+        value = input[key]
+        extra = {k: input[k] for k in ("session", "journal", "chat_history") if k in input}
+    if isinstance(value, PromptValue):
+        value = value.to_messages()
+    if isinstance(value, BaseMessage):
+        value = [value]
+    if isinstance(value, list) and value and all(isinstance(m, BaseMessage) for m in value):
+        last = max((i for i, m in enumerate(value) if m.type == "human"), default=len(value) - 1)
+        if last and "chat_history" not in extra:  # the earlier messages are the conversation
+            extra["chat_history"] = value[:last]
+        value = message_text(value[last])
+    if not isinstance(value, str):
+        where = "" if value is input else f" (in the {type(input).__name__})"
+        raise ConfigError(f"the task must be a string, a PromptValue, a list of messages or a dict with 'input'; "
+                          f"got {type(value).__name__}{where}")
+    if not value.strip():
+        raise ConfigError("the task is empty: pass the text of the task")
+    return value, extra
+
+
+def model_error(exc: Exception) -> ModelCallError:
+    """The model's failure, with what to change when it comes from the setup (a rejected request...)."""
+    hint = explain_model_error(exc)
+    return ModelCallError(f"{type(exc).__name__}: {safe_str(exc)}" + (f" ({hint})" if hint else ""))
+
+
+def step_data(state: RunState, done: StepDone) -> dict[str, Any]:
+    """The data of the :data:`STEP_EVENT` of a completed step."""
+    return {"index": len(state.steps), "step": done.step}
+
+
+def end_payload(result: AgentResult) -> dict[str, Any]:
+    """The outputs the run's callback ``on_chain_end`` reports."""
+    return {"output": result.output, "status": result.status, "steps": len(result.steps),
+            "llm_calls": result.llm_calls, "usage": result.usage.model_dump()}
+
+
+def last(items: Iterator[AgentStep | AgentResult]) -> AgentResult:
+    """The last item of a run's stream: its result."""
+    result = None
+    for result in items:  # noqa: B007 - the last item is the result
+        pass
+    assert isinstance(result, AgentResult)
+    return result

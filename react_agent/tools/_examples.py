@@ -1,0 +1,232 @@
+"""Worked examples generated from any agent's tool schemas, for small models (``examples_for_tools``).
+
+A small model copies the worked examples of its prompt closely, and examples of *other* tools or with
+placeholder values (``"example"``) do not help it (``docs/local-models.md``). This module writes one example
+per tool from the tool's own argument schema: a task sentence that names the tool's purpose (its name in
+words) and realistic argument values, and the answer that calls the tool with exactly those values. The
+values come from the schema: an ``enum``'s first value, integers inside their bounds, an e-mail for an
+e-mail field, a name for a name field, a city for a location, and so on; every argument of one example gets
+a different value, so the model learns which value goes where. Optionally one more example shows a task
+no tool can do, answered with FINISH.
+
+The sentences are model-facing text, so they are jinja macros in ``prompts/fewshot/<lang>.jinja``.
+
+    agent = ReactAgent(LocalChatModel(), tools, prompts="en-compact", examples=examples_for_tools(tools))
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jinja2
+from langchain_core.tools import BaseTool
+
+from react_agent._prompts import builtin_root
+from react_agent._types import FINISH, AgentAction, Example
+from react_agent.errors import ConfigError
+from react_agent.tools._schema import tool_args_schema
+
+__all__ = ["FEWSHOT_LANGUAGES", "examples_for_tools", "humanize", "sample_arguments", "sample_value"]
+
+FEWSHOT_LANGUAGES = ("en", "ru")
+
+# (name or description regex, value): the first rule that matches a string argument gives its value.
+_STRING_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"e-?mail", ("anna@mail.org", "leo@post.net")),
+    (r"phone|mobile|telephone", ("+15550102030", "+15550109988")),
+    (r"url|link|uri\b", ("https://example.org", "https://example.net")),
+    (r"website|\bsite\b|domain", ("example.org", "example.net")),
+    (r"user_?name|login|nick", ("Anna", "Leo")),
+    (r"city|town", ("Paris", "Rome", "Oslo")),
+    (r"country|nation", ("France", "Chile")),
+    (r"location|place|address|region|area|destination|origin|start|end", ("Paris", "Rome", "Oslo")),
+    (r"date|day", ("2024-05-17", "2024-06-02")),
+    (r"time|hour", ("10:30", "18:45")),
+    (r"lang", ("French", "German")),
+    (r"currency", ("EUR", "JPY")),
+    (r"unit", ("meters", "kilograms")),
+    (r"company|organi[sz]ation|brand", ("Acme", "Globex")),
+    (r"colou?r", ("green", "red")),
+    (r"expression|formula|equation|function|polynomial", ("2*x + 3", "x**2 - 1")),
+    (r"title|book|movie|film|song|album", ("Dune", "Heat")),
+    (r"name|person|author|player|artist", ("Anna", "Leo")),
+    (r"species|animal", ("cat", "owl")),
+    (r"genre|category|type|kind", ("classic", "jazz")),
+    (r"query|search|keyword|term|topic|subject", ("coffee", "tea")),
+)
+_DEFAULT_STRINGS = ("Atlas", "Maple", "Orion", "Lima")
+_INTEGERS = (7, 4, 9, 12, 5, 3)
+_NUMBERS = (2.5, 1.5, 4.2, 6.8, 3.1)
+
+
+def humanize(name: str) -> str:
+    """A tool or argument name in words: ``calculate_triangleArea.get`` -> ``calculate triangle area get``."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return " ".join(part for part in re.split(r"[\s._\-/:]+", spaced) if part).lower()
+
+
+_MAX_DEPTH = 4
+"""Nesting levels an example value has at most (a required recursive field ends there)."""
+
+
+def _resolved(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``schema`` with a local ``$ref`` (``#/$defs/Name``, ``#/definitions/Name``; also an ``allOf`` of one) replaced
+    by its definition (the referring node's own keywords kept)."""
+    ref = schema.get("$ref")
+    one = schema.get("allOf")
+    if ref is None and isinstance(one, list) and len(one) == 1 and isinstance(one[0], Mapping):
+        ref, schema = one[0].get("$ref"), {**{k: v for k, v in schema.items() if k != "allOf"}, **one[0]}
+    if not isinstance(ref, str):
+        return schema
+    found = defs.get(ref.rsplit("/", 1)[-1]) if ref.startswith(("#/$defs/", "#/definitions/")) else None
+    rest = {k: v for k, v in schema.items() if k != "$ref"}
+    return {**found, **rest} if isinstance(found, Mapping) else rest
+
+
+def sample_value(name: str, schema: Mapping[str, Any], *, index: int = 0, defs: Mapping[str, Any] | None = None,
+                 depth: int = 0) -> Any:
+    """A realistic value for an argument called ``name`` with JSON ``schema``; ``index`` (the argument's
+    position) makes sibling arguments of the same type differ; ``defs``: the ``$defs`` that ``$ref`` s point
+    into (a nested model's schema)."""
+    defs = defs or {}
+    schema = _resolved(schema, defs)
+    if "const" in schema:
+        return schema["const"]
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum[0]
+    options = schema.get("anyOf")
+    if isinstance(options, list):
+        typed = [o for o in options if isinstance(o, Mapping) and o.get("type") != "null"]
+        if depth > 0 and len(typed) < len(options):  # a nested optional (``next: Node | None``): left empty
+            return None
+        if typed:
+            return sample_value(name, typed[0], index=index, defs=defs, depth=depth)
+    if "default" in schema and schema["default"] is not None and not isinstance(schema["default"], (dict, list)):
+        return schema["default"]
+    kind = schema.get("type")
+    if kind == "boolean":
+        return True
+    if kind == "integer":
+        return _integer(name, schema, index)
+    if kind == "number":
+        low, high = _limits(schema)
+        value = _NUMBERS[index % len(_NUMBERS)]
+        return min(max(value, low if low is not None else value), high if high is not None else value)
+    if kind == "array":
+        raw_items = schema.get("items")
+        items: Mapping[str, Any] = raw_items if isinstance(raw_items, Mapping) else {"type": "string"}
+        allowed = items.get("enum")
+        if isinstance(allowed, list) and len(allowed) > 1:  # two different allowed values, not one twice
+            return allowed[:2]
+        if depth + 1 >= _MAX_DEPTH:  # its items would be cut at the limit: an empty list is still a list
+            return []
+        return [sample_value(name, items, index=index, defs=defs, depth=depth + 1),
+                sample_value(name, items, index=index + 1, defs=defs, depth=depth + 1)]
+    if kind == "object" or isinstance(schema.get("properties"), Mapping):
+        return sample_arguments(schema, defs=defs, depth=depth + 1) if depth < _MAX_DEPTH else {}
+    return _string(name, schema, index)
+
+
+def _limits(schema: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    low = schema.get("minimum", schema.get("exclusiveMinimum"))
+    high = schema.get("maximum", schema.get("exclusiveMaximum"))
+    number = (int, float)
+    return (low if isinstance(low, number) else None, high if isinstance(high, number) else None)
+
+
+def _integer(name: str, schema: Mapping[str, Any], index: int) -> int:
+    words = humanize(name)
+    if re.search(r"\byear\b", words):
+        value = 2021
+    elif re.search(r"\b(age)\b", words):
+        value = 34
+    elif re.search(r"\b(limit|count|top|max|num|number|n|results?)\b", words):
+        value = 3
+    else:
+        value = _INTEGERS[index % len(_INTEGERS)]
+    low, high = _limits(schema)
+    if low is not None and value < low:
+        value = int(low) + (1 if "exclusiveMinimum" in schema and "minimum" not in schema else 0)
+    if high is not None and value > high:
+        value = int(high) - (1 if "exclusiveMaximum" in schema and "maximum" not in schema else 0)
+    return value
+
+
+def _string(name: str, schema: Mapping[str, Any], index: int) -> str:
+    fmt = schema.get("format")
+    if fmt == "email":
+        return "anna@mail.org"
+    if fmt == "date":
+        return "2024-05-17"
+    if fmt in ("uri", "url"):
+        return "https://example.org"
+    words = humanize(name)
+    for rule, values in _STRING_RULES:
+        if re.search(rule, words) or re.search(rule, name, re.IGNORECASE):
+            return values[index % len(values)]
+    description = str(schema.get("description") or "")
+    for rule, values in _STRING_RULES:
+        if re.search(rule, description, re.IGNORECASE):
+            return values[index % len(values)]
+    return _DEFAULT_STRINGS[index % len(_DEFAULT_STRINGS)]
+
+
+def sample_arguments(schema: Mapping[str, Any], *, defs: Mapping[str, Any] | None = None,
+                     depth: int = 0) -> dict[str, Any]:
+    """Arguments for an ``object`` schema: its required properties (or, when none is required, its first
+    property), each with :func:`sample_value`; nested models are read from the schema's ``$defs``."""
+    found = schema.get("$defs", schema.get("definitions"))
+    defs = {**(defs or {}), **(found if isinstance(found, Mapping) else {})}
+    props = schema.get("properties")
+    if not isinstance(props, Mapping) or not props:
+        return {}
+    required = [n for n in schema.get("required", []) if n in props] or [next(iter(props))]
+    return {name: sample_value(name, props[name], index=i, defs=defs, depth=depth) for i, name in enumerate(required)}
+
+
+@functools.cache
+def _macros(lang: str) -> Any:
+    path = builtin_root() / "fewshot" / f"{lang}.jinja"
+    if path.is_file():
+        env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True,
+                                 lstrip_blocks=True)
+        return env.from_string(path.read_text(encoding="utf-8")).module
+    raise ConfigError(f"the few-shot templates prompts/fewshot/{lang}.jinja are missing")
+
+
+def _shown(value: Any, macros: Any) -> str:
+    if isinstance(value, bool):
+        return str(macros.yes() if value else macros.no())
+    if isinstance(value, list):
+        return ", ".join(_shown(v, macros) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{humanize(k)} {_shown(v, macros)}" for k, v in value.items())
+    return str(value)
+
+
+def examples_for_tools(tools: Sequence[BaseTool], *, lang: str = "en", irrelevant: bool = True) -> list[Example]:
+    """One worked example per tool (a task and the call that solves it, values from the tool's schema),
+    after an example of a task no tool can do (answered by FINISH) unless ``irrelevant=False``.
+
+    ``lang`` picks the sentences (``en`` or ``ru``; a ``ConfigError`` otherwise). Pure: the tools are only
+    read, never run.
+    """
+    if lang not in FEWSHOT_LANGUAGES:
+        raise ConfigError(f"examples_for_tools: lang must be one of {', '.join(FEWSHOT_LANGUAGES)}, got {lang!r}")
+    macros = _macros(lang)
+    out: list[Example] = []
+    if irrelevant:
+        out.append(Example(task=str(macros.irrelevant_task()), answer=AgentAction(
+            thought=str(macros.irrelevant_thought()), action=FINISH, action_input=str(macros.irrelevant_answer()))))
+    for tool in tools:
+        args = sample_arguments(tool_args_schema(tool))
+        shown = [{"name": humanize(k), "value": _shown(v, macros)} for k, v in args.items()]
+        action = humanize(tool.name)
+        out.append(Example(task=str(macros.task(action, shown)),
+                           answer=AgentAction(thought=str(macros.thought(action, shown)), action=tool.name,
+                                              action_input=args)))
+    return out
