@@ -7,21 +7,21 @@ parses and executes, so any chat model works (GigaChat, any LangChain model, sma
 from react_agent._prompts import PromptSet
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Example, Usage
 from react_agent.core import AgentConfig, BaseAgent
-from react_agent.errors import ConfigError, OutputParseError, ReactAgentError, RunError
+from react_agent.errors import (
+    ConfigError,
+    JournalError,
+    JournalMismatchError,
+    ModelCallError,
+    OutputParseError,
+    ReactAgentError,
+    RunError,
+)
 from react_agent.integrations import AgentNode, AgentTool, ConfigurableAgent, Conversation
 from react_agent.parsing import parse_response
 from react_agent.plan import Plan, PlanAndExecuteAgent, PlanConfig, PlanResult, PlanState, PlanStep
 from react_agent.react import ReactAgent
 from react_agent.reflection import ReflectionAgent, ReflectionConfig, ReflectionState
-from react_agent.runtime import (
-    JournalError,
-    JournalMismatchError,
-    ModelCallError,
-    RetryPolicy,
-    RunState,
-    is_transient,
-    read_journal,
-)
+from react_agent.runtime import RetryPolicy, RunState, is_transient, read_journal
 from react_agent.tools import answer_schema
 
 __all__ = [

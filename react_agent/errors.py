@@ -1,19 +1,24 @@
-"""The exception tree of react_agent.
+"""The exception tree of react_agent, in one module.
 
-Three families that never blur::
+::
 
-    ReactAgentError                 base of everything this package raises on purpose
-    ├── ConfigError(ValueError)     a developer mistake: bad template, duplicate tool name, bad option.
-    │                               Raised when the agent is built, with a message that says what to fix.
-    ├── OutputParseError(ValueError) the model's mistake: no action can be safely extracted from its text.
-    │                               Inside a run it never escapes: it becomes an observation the model
-    │                               reads on its next step (``.message`` is written for the model).
-    └── RunError                    a run that cannot go on because of a bug (ours or in an overridden
-                                    method). Carries the steps made so far in ``.steps``.
+    ReactAgentError                   base of everything this package raises on purpose
+    ├── ConfigError(ValueError)       a developer mistake or a setup problem no retry can fix (bad option,
+    │   │                             template, tool, missing extra or credentials): names the fix
+    │   └── TaskError                 a tasks file or task list that cannot be used (batch)
+    ├── OutputParseError(ValueError)  the model's mistake: no action can be safely extracted from its text;
+    │                                 inside a run it becomes an observation the model reads next step
+    ├── RunError                      a run that cannot go on: a bug, ours or in an overridden method;
+    │                                 carries the steps made so far in ``.steps``
+    ├── ModelCallError                the model failed beyond the retries: the run ends with status "error"
+    ├── ToolError                     a tool call failed: the model reads it as an error observation
+    ├── ToolTimeout                   a tool call ran past its timeout: an error observation too
+    ├── JournalError                  a journal cannot be read, written or resumed
+    │   └── JournalMismatchError      a resume asked for an effect the journal does not hold there
+    └── MCPError                      an MCP server could not be started or reached
 
-Tool errors (exceptions raised by a tool, invalid arguments, timeouts) are not exceptions of this tree:
-they are observations. Model failures that survive the retries end the run with
-``AgentResult.status == "error"``.
+Inside a run only ``ConfigError``, ``JournalError`` and ``RunError`` escape: the model's mistakes and tool
+failures are observations, the model's failure after retries is a status.
 """
 
 from __future__ import annotations
@@ -24,7 +29,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from react_agent._types import AgentStep
 
-__all__ = ["ConfigError", "OutputParseError", "ReactAgentError", "RunError"]
+__all__ = [
+    "ConfigError",
+    "JournalError",
+    "JournalMismatchError",
+    "MCPError",
+    "ModelCallError",
+    "OutputParseError",
+    "ReactAgentError",
+    "RunError",
+    "TaskError",
+    "ToolError",
+    "ToolTimeout",
+]
 
 
 class ReactAgentError(Exception):
@@ -57,3 +74,38 @@ class RunError(ReactAgentError):
     def __init__(self, message: str, steps: Sequence[AgentStep] = ()) -> None:
         super().__init__(message)
         self.steps: list[AgentStep] = list(steps)
+
+
+class JournalError(ReactAgentError):
+    """The journal cannot be read, written or resumed (missing run, corrupt line, unwritable file)."""
+
+
+class JournalMismatchError(JournalError):
+    """The resumed loop asked for an effect the journal does not hold at that position (changed prompts,
+    tools, agent class or options): replaying it would answer a different question."""
+
+
+class ModelCallError(ReactAgentError):
+    """The model failed beyond the retries. Raise it (``from`` the cause) in an overridden ``call_model``
+    for failures that should end the run with status ``"error"``; any other exception is a bug
+    (:class:`RunError`)."""
+
+
+class ToolTimeout(ReactAgentError):
+    """A tool call ran past its timeout and was abandoned (not a ``TimeoutError`` the tool raised itself)."""
+
+
+class ToolError(ReactAgentError):
+    """A tool call failed: the tool raised, or its result reports an error (MCP ``isError``, a
+    ``ToolMessage`` with ``status="error"``, an error its ``handle_tool_error`` turned into content).
+
+    ``str()`` is the text for the model and never fails; the tool's own exception is ``__cause__``.
+    """
+
+
+class MCPError(ReactAgentError):
+    """An MCP server could not be started or reached, or its tools cannot be given to an agent."""
+
+
+class TaskError(ConfigError):
+    """A tasks file or task list that cannot be used (unreadable file, bad line, duplicate id)."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from react_agent.errors import ConfigError
+from react_agent.errors import TaskError
 
 __all__ = ["SUITES", "Checks", "ExpectedCall", "Task", "TaskError", "iter_tasks", "journal_name", "load_tasks",
            "suite_path"]
@@ -21,10 +21,6 @@ SUITES = ("seed_en", "seed_ru")
 """The suites shipped with the package: the seed article's tasks and more on the demo tools, with checks."""
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
-
-
-class TaskError(ConfigError):
-    """A tasks file or task list that cannot be used (unreadable file, bad line, duplicate id)."""
 
 
 class _Frozen(BaseModel):

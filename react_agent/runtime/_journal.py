@@ -52,7 +52,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, SecretBytes, SecretStr
 
 from react_agent._types import AgentResult, AgentStep, Usage
-from react_agent.errors import ReactAgentError
+from react_agent.errors import JournalError, JournalMismatchError
 from react_agent.tools import Outcome
 
 __all__ = [
@@ -91,15 +91,6 @@ MASK = "***"
 _MIN_SECRET = 4
 _CURRENT_CALL: contextvars.ContextVar[ToolCallRecord | None] = contextvars.ContextVar(
     "react_agent_tool_call", default=None)
-
-
-class JournalError(ReactAgentError):
-    """The journal cannot be read, written or resumed (missing run, corrupt line, unwritable file)."""
-
-
-class JournalMismatchError(JournalError):
-    """The resumed loop asked for an effect the journal does not hold at that position (changed prompts,
-    tools, agent class or options): replaying it would answer a different question."""
 
 
 # ---------------------------------------------------------------------------------------------- digests

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from langchain_core.messages import BaseMessage
 
 from react_agent._types import AgentAction, AgentResult, AgentStep, RunStatus, Usage
-from react_agent.errors import ReactAgentError
+from react_agent.errors import ModelCallError
 from react_agent.runtime._journal import RunJournal
 from react_agent.tools import Outcome
 
@@ -61,12 +61,6 @@ Effect = ModelCall | ToolCall | StepDone
 """What a loop yields: a model call, a tool call, or a completed step to publish."""
 Loop = Generator[Effect, Any, T]
 """A loop generator: yields effects, receives their replies, returns ``T`` (``None`` for a whole run)."""
-
-
-class ModelCallError(ReactAgentError):
-    """The model failed beyond the retries. Raise it (``from`` the cause) in an overridden ``call_model``
-    for failures that should end the run with status ``"error"``; any other exception is a bug
-    (:class:`RunError`)."""
 
 
 @dataclass(eq=False)

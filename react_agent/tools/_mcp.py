@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from react_agent.errors import ConfigError, ReactAgentError
+from react_agent.errors import ConfigError, MCPError
 from react_agent.tools._results import error_text, tool_outcome
 from react_agent.tools._timeouts import acall_in_thread
 
@@ -52,10 +52,6 @@ __all__ = ["MCPError", "MCPTools", "mcp_tools"]
 logger = logging.getLogger(__name__)
 
 ServerSpec = str | Sequence[str] | Mapping[str, Any]
-
-
-class MCPError(ReactAgentError):
-    """An MCP server could not be started or reached, or its tools cannot be given to an agent."""
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from langchain_core.tools import BaseTool, StructuredTool, Tool, ToolException
 from pydantic import BaseModel, ValidationError
 
 from react_agent._types import FINISH
-from react_agent.errors import ConfigError, OutputParseError
+from react_agent.errors import ConfigError, OutputParseError, ToolError, ToolTimeout
 from react_agent.parsing import FINISH_NAMES, MAX_NAME, NONE_NAMES, canonical_name, parse_response
 from react_agent.tools._results import error_text, result_error, safe_str, stringify, tool_outcome
 from react_agent.tools._timeouts import (
@@ -64,18 +64,6 @@ ToolLike = BaseTool | Callable[..., Any]
 
 _JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
                "array": "array", "object": "object", "null": "null"}
-
-
-class ToolTimeout(Exception):
-    """A tool call ran past its timeout and was abandoned (not a ``TimeoutError`` the tool raised itself)."""
-
-
-class ToolError(Exception):
-    """A tool call failed: the tool raised, or its result reports an error (MCP ``isError``, a
-    ``ToolMessage`` with ``status="error"``, an error its ``handle_tool_error`` turned into content).
-
-    ``str()`` is the text for the model and never fails; the tool's own exception is ``__cause__``.
-    """
 
 
 @dataclass(frozen=True)
