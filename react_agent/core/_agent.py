@@ -23,7 +23,7 @@ import json
 import time
 from abc import ABCMeta
 from collections.abc import Mapping, Sequence
-from functools import cached_property, partial
+from functools import partial
 from typing import Any, ClassVar, Literal
 
 from langchain_core.messages import BaseMessage
@@ -63,6 +63,8 @@ class _Sealed(ABCMeta):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         agent = super().__call__(*args, **kwargs)
+        agent.example_variables = [example_variables(e, agent.config.max_observation_chars, agent.prompts)
+                                   for e in agent.examples]  # after the most derived __init__ chose them
         agent.__dict__["_sealed"] = True
         return agent
 
@@ -79,6 +81,8 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
     Config: ClassVar[type[AgentConfig]] = AgentConfig
     State: ClassVar[type[RunState]] = RunState
     config: AgentConfig
+    example_variables: list[dict[str, str]]
+    """The worked examples as the step prompt's ``examples`` variable (rendered once, when the agent is built)."""
 
     def __init__(self, llm: Any, tools: Sequence[ToolLike], **options: Any) -> None:
         if not isinstance(llm, Runnable):
@@ -90,6 +94,10 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         self.prompts = PromptSet.load(self.config.prompts, lang=self.config.lang)
         self.name = self.config.name or type(self).__name__
         self.mode = resolve_mode(llm, self.config.constrained)
+        output = self.config.output_schema
+        self.answer_schema: dict[str, Any] = answer_schema(
+            list(self.registry.tools.values()), finish_schema=None if output is None else output_json_schema(output))
+        """The JSON schema of a decision: one branch per tool plus FINISH."""
         if self.mode == "grammar":  # a client that cannot carry a grammar is a ConfigError now, not at run()
             structured_kwargs(llm, self.answer_schema, self.mode)
         self.tools_text = self.prompts.render("tools", tool_specs=self.registry.specs)
@@ -114,17 +122,6 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
     @property
     def tools(self) -> dict[str, Any]:
         return self.registry.tools
-
-    @cached_property
-    def answer_schema(self) -> dict[str, Any]:
-        """The JSON schema of a decision: one branch per tool plus FINISH."""
-        schema = self.config.output_schema
-        return answer_schema(list(self.registry.tools.values()),
-                             finish_schema=None if schema is None else output_json_schema(schema))
-
-    @cached_property
-    def _examples(self) -> list[dict[str, str]]:
-        return [example_variables(e, self.config.max_observation_chars, self.prompts) for e in self.examples]
 
     @property
     def response_format(self) -> dict[str, Any] | None:
@@ -175,7 +172,7 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
     # ---------------------------------------------------------------- decide
     def build_messages(self, state: RunState) -> list[BaseMessage]:
         """The messages of the next decision (the ``step`` prompt)."""
-        own = (self.registry.specs, self._examples)
+        own = (self.registry.specs, self.example_variables)
         return step_messages(self.prompts, state, self.prompt_variables(state), own)
 
     def build_reflection_messages(self, state: RunState) -> list[BaseMessage]:
@@ -197,7 +194,8 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         history = (self.prompts.join_items("history", texts) if texts and len(texts) == len(entries)
                    else self.prompts.render("history", steps=steps))  # each entry is rendered once when it can be
         return {"task": state.task, "tools": self.tools_text, "tool_names": self.tool_names,
-                "history": history, "steps": steps, "tool_specs": self.registry.specs, "examples": self._examples}
+                "history": history, "steps": steps, "tool_specs": self.registry.specs,
+                "examples": self.example_variables}
 
     def _entry(self, state: RunState, index: int,
                step: AgentStep) -> tuple[AgentStep, dict[str, Any], str | None]:
