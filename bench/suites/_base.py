@@ -101,7 +101,7 @@ def plain(value: Any) -> Any:
 class SuiteToolError(ToolException):
     """An error a suite tool reports to the model: the message of ``code`` in the store's language."""
 
-    def __init__(self, store: Store, code: str, **params: object) -> None:
+    def __init__(self, store: Store, code: str, /, **params: object) -> None:
         self.code = code
         super().__init__(strings(store.lang)["errors"][code].format_map(params))
 

@@ -93,7 +93,8 @@ def create_deal(store: Store, company: str, amount: float, currency: str, stage:
 
 
 def _deal(store: Store, deal_id: str) -> dict[str, Any]:
-    for deal in store.table("deals"):
+    deals: list[dict[str, Any]] = store.table("deals")
+    for deal in deals:
         if normal(deal["id"]) == normal(deal_id):
             return deal
     raise SuiteToolError(store, "deal_unknown", deal_id=deal_id)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field

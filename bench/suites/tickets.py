@@ -47,7 +47,8 @@ class AddComment(BaseModel):
 
 
 def _ticket(store: Store, ticket_id: int) -> dict[str, Any]:
-    for ticket in store.table("tickets"):
+    tickets: list[dict[str, Any]] = store.table("tickets")
+    for ticket in tickets:
         if ticket["id"] == ticket_id:
             return ticket
     raise SuiteToolError(store, "ticket_unknown", ticket_id=ticket_id)
