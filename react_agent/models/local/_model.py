@@ -60,6 +60,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from react_agent._types import FINISH
 from react_agent.errors import ConfigError
+from react_agent.models._grammar import literal_safe
 from react_agent.models.local._decoding import (
     branches,
     copied_fields,
@@ -274,7 +275,7 @@ def _grammar_for(schema_json: str, suffix: str = "") -> Any:
         if schema_json == "{}":
             text = JSON_GBNF
         else:
-            text = json_schema_to_gbnf(json.dumps(bounded_integers(json.loads(schema_json))))
+            text = json_schema_to_gbnf(json.dumps(literal_safe(bounded_integers(json.loads(schema_json)))))
         if suffix:  # a continued value: an optional leading space (the prompt ends at the colon), then the suffix
             root = f'\nroot ::= " "? stage-root {json.dumps(suffix)}\n'
             text = re.sub(r"(?m)^root ::=", "stage-root ::=", text) + root
