@@ -56,6 +56,7 @@ from react_agent._decompose import split_task
 from react_agent._retry import explain_model_error
 from react_agent.batch._cli import add_batch_commands, positive_int, positive_seconds
 from react_agent.demo import DEMO_EXAMPLES, SEED_TASKS, UserDB, make_demo_tools
+from react_agent.serve._commands import add_serve_parser, add_view_parser
 
 __all__ = ["CliError", "build_model", "load_tools", "main"]
 
@@ -833,7 +834,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="react-agent", description="Run text-protocol LLM agents from the terminal.")
     parser.add_argument("--version", action="version", version=f"react-agent {__version__}")
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{run,resume,chat,demo,batch,eval}")
+                                     metavar="{run,resume,chat,demo,batch,eval,serve,view}")
     run = commands.add_parser("run", help="solve one task", description="Solve TASK with your tools (--tools, --mcp) "
                               "or the demo tools, showing each step live on stderr; the answer goes to stdout.")
     run.add_argument("task", help="the task, in quotes")
@@ -862,6 +863,8 @@ def build_parser() -> argparse.ArgumentParser:
     _model_flags(demo)
     _agent_flags(demo)
     add_batch_commands(commands)
+    add_serve_parser(commands)
+    add_view_parser(commands)
     run.set_defaults(func=cmd_run)
     resume.set_defaults(func=cmd_resume)
     chat.set_defaults(func=cmd_chat)
