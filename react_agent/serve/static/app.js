@@ -201,6 +201,7 @@
     trace.dataset.run = runId;
     conversation.append(trace);
     shown = runId;
+    refreshRuns();
     follow(runId, trace).catch((error) => notice(t("failed_request") + ": " + error.message));
   }
 
