@@ -132,6 +132,17 @@ def test_an_eval_folder_shows_the_scores_and_the_chart(eval_dir: Path) -> None:
     assert "50%" in html and "0%" in html
 
 
+def test_a_folder_of_journals_shows_every_run_oldest_first(tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for number, key in enumerate(("k1", "k2", "k3")):
+        _agent().run(f"Find KEY[{key}]", journal=folder / f"run-{2 - number}.jsonl")
+    (folder / "run-x.run.json").write_text("{}")  # the other files of a serve folder are left alone
+    data = load_view(folder)
+    assert data.kind == "journal"
+    assert [g.task for g in data.groups] == ["Find KEY[k1]", "Find KEY[k2]", "Find KEY[k3]"]
+
+
 def test_the_labels_follow_the_language(journal: Path) -> None:
     html = render_view(load_view(journal), lang="ru")
     assert "Мысль" in html and "Сводка" in html and 'lang="ru"' in html
@@ -147,7 +158,7 @@ def test_what_is_not_a_run_file_is_refused_with_the_reason(tmp_path: Path) -> No
     with pytest.raises(ConfigError, match="is not a journal, a --trace file or a batch results file"):
         load_view(other)
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ConfigError, match="holds no results"):
+    with pytest.raises(ConfigError, match=r"holds no results .* and no journals"):
         load_view(tmp_path / "empty")
 
 def test_an_output_in_a_missing_folder_is_refused(journal: Path, tmp_path: Path) -> None:

@@ -71,9 +71,11 @@ def add_view_parser(subparsers: Any) -> argparse.ArgumentParser:
     view = subparsers.add_parser("view", help="draw a journal, trace, batch results file or eval folder as HTML",
                                  description="Write one self-contained HTML file (no network; open it from disk) "
                                  "with the steps, per-task status, durations, tokens, failed checks and the "
-                                 "evaluation chart of FILE: a run journal, a --trace file, a batch results file or "
-                                 "the --out-dir folder of `react-agent eval`.")
-    view.add_argument("source", metavar="FILE", help="journal, trace or results .jsonl, or an eval folder")
+                                 "evaluation chart of FILE: a run journal, a --trace file, a batch results file, "
+                                 "the --out-dir folder of `react-agent eval`, or a folder of journals (the "
+                                 "--journal-dir of `react-agent serve` or of a batch).")
+    view.add_argument("source", metavar="FILE",
+                      help="journal, trace or results .jsonl, an eval folder or a folder of journals")
     view.add_argument("-o", "--out", metavar="OUT.html", help="default: FILE.html (a folder: FOLDER/index.html)")
     view.add_argument("--open", action="store_true", help="open the page in the web browser")
     view.add_argument("--lang", choices=("en", "ru"), default="en", help="labels of the page (default: en)")

@@ -178,11 +178,11 @@ def _kind_of(records: Sequence[dict[str, Any]]) -> Kind | None:
 
 
 def load_view(path: str | os.PathLike[str]) -> ViewData:
-    """Read a journal, a trace, a batch results file or an evaluation folder; :class:`ConfigError` for
-    anything else."""
+    """Read a journal, a trace, a batch results file, an evaluation folder or a folder of journals;
+    :class:`ConfigError` for anything else."""
     source = Path(path).expanduser()
     if source.is_dir():
-        return _load_eval(source)
+        return _load_folder(source)
     if not source.is_file():
         raise ConfigError(f"{os.fspath(path)!r} does not exist: give a journal, a --trace file, a batch results "
                           f"file or an eval folder")
@@ -200,11 +200,22 @@ def load_view(path: str | os.PathLike[str]) -> ViewData:
                       f"theirs in it)")
 
 
-def _load_eval(folder: Path) -> ViewData:
-    variants = sorted(p for p in folder.glob("*.jsonl") if p.is_file())
+def _load_folder(folder: Path) -> ViewData:
+    """An eval folder (``<variant>.jsonl`` results), or a folder of journals (``react-agent serve``'s
+    ``--journal-dir``, a batch's journals): every run of every journal, oldest first."""
+    files = sorted(p for p in folder.glob("*.jsonl") if p.is_file())
+    journals = [records for records in map(_lines, files) if records and _kind_of(records) == "journal"]
+    if files and len(journals) == len(files):
+        runs = sorted(journals, key=lambda records: min((float(r.get("t", 0) or 0) for r in records), default=0.0))
+        return ViewData(source=str(folder), kind="journal",
+                        groups=[group for records in runs for group in from_journal(records)])
+    return _load_eval(folder, files)
+
+
+def _load_eval(folder: Path, variants: list[Path]) -> ViewData:
     if not variants:
-        raise ConfigError(f"the folder {str(folder)!r} holds no results (<variant>.jsonl): give the --out-dir of "
-                          f"`react-agent eval`")
+        raise ConfigError(f"the folder {str(folder)!r} holds no results (<variant>.jsonl) and no journals: give the "
+                          f"--out-dir of `react-agent eval` or a folder of journals")
     groups: list[Group] = []
     scores = []
     for path in variants:
