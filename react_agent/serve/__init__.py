@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from react_agent.serve._view import render_view, write_view
+from react_agent.serve._view import write_view
 
 if TYPE_CHECKING:
     from react_agent.serve._app import check_binding, create_app, serve
 
-__all__ = ["check_binding", "create_app", "render_view", "serve", "write_view"]
+__all__ = ["check_binding", "create_app", "serve", "write_view"]
 
 _SERVER_NAMES = ("check_binding", "create_app", "serve")
 
