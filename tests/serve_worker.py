@@ -30,6 +30,7 @@ def main() -> None:
     parser.add_argument("state_dir")
     parser.add_argument("--token-env")
     parser.add_argument("--max-concurrency", type=int, default=4)
+    parser.add_argument("--max-queue", type=int, default=1000)
     parser.add_argument("--approval-timeout", type=float, default=60.0)
     parser.add_argument("--secret-model", action="store_true")
     parser.add_argument("--lang", default="en")
@@ -57,6 +58,11 @@ def main() -> None:
         """Refund an order."""
         record("refund", order)
         return f"REFUNDED-{order}"
+
+    @tool
+    def fetch_page(name: str) -> str:
+        """A web page whose text is hostile HTML."""
+        return f'<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>PAGE-{name}'
 
     @tool
     def gate(name: str) -> str:
@@ -87,14 +93,14 @@ def main() -> None:
             return json.dumps({"thought": "first add", "action": "add", "action_input": {"a": 1, "b": 3}})
         if kind == "both":
             kind = "write"
-        done = re.search(r"(REFUNDED-\w+|PASSED-\w+|WROTE-\w+|was not approved)" if kind != "add" else r"(SUM=\d+)",
-                         text)
+        marks = r"(SUM=\d+)" if kind == "add" else r"(REFUNDED-\w+|PASSED-\w+|WROTE-\w+|PAGE-\w+|was not approved)"
+        done = re.search(marks, text)
         if done:
             answer = "refused" if done.group(1) == "was not approved" else done.group(1)
             return json.dumps({"thought": "I have it", "action": "FINISH", "action_input": f"ANSWER {answer}"})
         calls = {"add": ("add", {"a": int(value) if value.isdigit() else 0, "b": 3}),
                  "refund": ("refund", {"order": value}), "gate": ("gate", {"name": value}),
-                 "write": ("write_note", {"name": value})}
+                 "write": ("write_note", {"name": value}), "page": ("fetch_page", {"name": value})}
         action, arguments = calls[kind]
         return json.dumps({"thought": f"call {action}", "action": action, "action_input": arguments})
 
@@ -105,11 +111,12 @@ def main() -> None:
                          max_retries=0, timeout=5)
         agent = ReactAgent(llm, [add], prompts="en", retry=None)
     else:
-        agent = ReactAgent(FunctionChatModel(function=reply, usage=True), [add, refund_tool, gate, write_note],
-                           prompts="en", max_iterations=4)
+        tools = [add, refund_tool, gate, write_note, fetch_page]
+        agent = ReactAgent(FunctionChatModel(function=reply, usage=True), tools, prompts="en", max_iterations=4)
     token = os.environ[args.token_env] if args.token_env else None
     serve(agent, host="127.0.0.1", port=args.port, journal_dir=args.journal_dir, token=token,
-          max_concurrency=args.max_concurrency, approval_timeout=args.approval_timeout, lang=args.lang)
+          max_concurrency=args.max_concurrency, max_queue=args.max_queue, approval_timeout=args.approval_timeout,
+          lang=args.lang)
 
 
 if __name__ == "__main__":

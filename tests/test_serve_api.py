@@ -5,6 +5,9 @@ OpenAI-compatible facade, and that no secret reaches a response."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +18,7 @@ httpx = pytest.importorskip("httpx")
 
 from react_agent import ConfigError, ReactAgent, read_journal  # noqa: E402
 from react_agent.testing import ScriptedChatModel  # noqa: E402
-from tests.serve_helpers import Server, poll, sse_events  # noqa: E402
+from tests.serve_helpers import ROOT, Server, free_port, poll, sse_events  # noqa: E402
 
 TOKEN = "tok-3f9a1c7e5b2d4a6f"
 
@@ -178,6 +181,67 @@ def test_a_server_killed_mid_tool_resumes_the_run_once_after_a_restart(tmp_path:
     assert len([r for r in read_journal(journal) if r["type"] == "end"]) == 1
 
 
+def test_a_server_killed_while_an_approval_waits_asks_again_after_the_restart(tmp_path: Path) -> None:
+    first = Server(tmp_path).start()
+    with first.client() as client:
+        run_id = first.run(client, "TASK[refund 31]")
+        poll(lambda: client.get(f"/runs/{run_id}").json()["pending_approval"], "the approval request")
+    first.kill()
+    second = Server(tmp_path, journal_dir=first.journal_dir).start()
+    try:
+        with second.client() as client:
+            pending = poll(lambda: client.get(f"/runs/{run_id}").json()["pending_approval"], "the approval again")
+            assert pending["tool"] == "refund" and second.invocations("refund") == []
+            assert client.post(f"/runs/{run_id}/approval", json={"approved": True}).status_code == 200
+            assert second.wait_done(client, run_id)["result"]["output"] == "ANSWER REFUNDED-31"
+        assert second.invocations("refund") == ["31"]
+    finally:
+        second.stop()
+
+
+def test_a_full_queue_answers_503(tmp_path: Path) -> None:
+    server = Server(tmp_path, "--max-concurrency", "1", "--max-queue", "1").start()
+    try:
+        with server.client() as client:
+            running = server.run(client, "TASK[gate f1]")
+            poll(lambda: server.invocations("gate") == ["f1"], "the first run at the gate")
+            waiting = server.run(client, "TASK[gate f2]")
+            refused = client.post("/runs", json={"task": "TASK[gate f3]"})
+            assert refused.status_code == 503 and "queue is full" in refused.json()["detail"]
+            server.release("f1")
+            server.release("f2")
+            assert server.wait_done(client, running)["status"] == "finished"
+            assert server.wait_done(client, waiting)["status"] == "finished"
+            assert server.invocations("gate") == ["f1", "f2"]
+    finally:
+        server.stop()
+
+
+def test_the_serve_command_serves_a_scripted_model(tmp_path: Path) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([{"thought": "easy", "action": "FINISH", "action_input": "Hello from the script"}]))
+    port = free_port()
+    command = [sys.executable, "-c", "import sys; from react_agent.cli import main; sys.exit(main(sys.argv[1:]))",
+               "serve", "--model", f"scripted:{script}", "--port", str(port), "--journal-dir", str(tmp_path / "runs"),
+               "--lang", "en", "--db", str(tmp_path / "demo.db")]
+    log = (tmp_path / "cli.log").open("wb")
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        url = f"http://127.0.0.1:{port}"
+        poll(lambda: httpx.get(f"{url}/healthz", timeout=2).status_code == 200, "the serve command to listen")
+        with httpx.Client(base_url=url, timeout=30) as client:
+            run = client.post("/runs?wait=true", json={"task": "Say hello"}).json()
+            assert run["result"]["output"] == "Hello from the script"
+            assert "register_user" in client.get("/info").json()["tools"]  # the demo tools, as `run` has them
+        assert (tmp_path / "runs" / f"{run['id']}.jsonl").is_file()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+    assert "serving ReactAgent on http://127.0.0.1" in (tmp_path / "cli.log").read_text()
+
+
 def test_a_second_server_on_the_same_journal_folder_is_refused(server: Server, tmp_path: Path) -> None:
     (tmp_path / "other").mkdir()
     other = Server(tmp_path / "other", journal_dir=server.journal_dir)
@@ -207,6 +271,15 @@ def test_bad_requests_are_refused_with_their_reason(server: Server) -> None:
         assert client.post("/runs/no-such-run/approval", json={"approved": True}).status_code == 404
         assert client.get("/runs?limit=0").status_code == 422
         assert client.get("/static/../_app.py").status_code == 404
+        assert client.get("/static/view.html.jinja").status_code == 404
+        assert client.post("/runs", json={"task": "x" * 100_001}).status_code == 422
+        assert client.post("/runs", json={"task": "x", "session": {"a": {"b": [1]}}}).status_code == 422
+        assert client.post("/runs", json={"task": "x", "thread_id": ""}).status_code == 422
+        assert client.post("/runs/x/approval", json={"approved": "maybe"}).status_code == 422
+        run_id = server.run(client, "TASK[add 1]")
+        server.wait_done(client, run_id)
+        events = [e for e, _ in sse_events(client, run_id, headers={"Last-Event-ID": "not a number"})]
+        assert events[0] == "queued" and events[-1] == "result"
 
 
 def test_requests_without_the_token_are_refused_and_with_it_accepted(tmp_path: Path) -> None:

@@ -87,6 +87,16 @@ def test_a_deny_clicked_in_the_page_keeps_the_tool_from_running(browser: Any, se
     assert server.invocations("refund") == []
 
 
+def test_hostile_tool_output_is_shown_as_text_never_run(browser: Any, server: Server) -> None:
+    _open(browser, server.url)
+    _ask(browser, "TASK[page p1]")
+    wait_for(lambda: [t for t in _texts(browser, ".answer") if "ANSWER PAGE-p1" in t], "the answer")
+    observation = _texts(browser, ".step-observation")[0]
+    assert observation.startswith('<img src=x onerror="window.pwned=1"><script>')
+    assert browser.execute_script("return window.pwned === undefined")
+    assert browser.find_elements("css selector", "#conversation img, #conversation script") == []
+
+
 def test_the_page_shows_russian_labels(browser: Any, server: Server) -> None:
     _open(browser, server.url)
     browser.find_element("css selector", '[data-set-lang="ru"]').click()

@@ -118,7 +118,7 @@ class RunRecord:
         result = self.result or {}
         return {"id": self.id, "task": self.task, "thread_id": self.thread_id, "status": self.status,
                 "created_at": self.created_at, "started_at": self.started_at, "finished_at": self.finished_at,
-                "resumed": self.resume, "steps": len(self.steps),
+                "resumed": self.resume, "step_count": len(self.steps),
                 "total_tokens": (result.get("usage") or {}).get("total_tokens", 0), "output": result.get("output")}
 
     def detail(self) -> dict[str, Any]:
@@ -292,6 +292,7 @@ class RunRegistry:
                        "steps": len(record.steps), "llm_calls": 0, "seconds": round(time.monotonic() - started, 3),
                        "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}}
         record.result = outcome
+        record.session = None  # per-run values are not kept once the run is over
         record.finished_at = time.time()
         self._set_status(record, str(outcome["status"]))
         self._emit(record, "result", outcome)
