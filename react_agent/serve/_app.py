@@ -183,12 +183,13 @@ def create_app(agent_or_factory: BaseAgent | Callable[[], BaseAgent], *,
     @app.get("/info", dependencies=auth)
     def info() -> Any:
         return reply({"agent": str(agent.name), "tools": sorted(agent.tools), "approval": approval,
-            "approval_timeout_s": approval_timeout, "max_concurrency": max_concurrency})
+                      "approval_timeout_s": approval_timeout, "max_concurrency": max_concurrency})
 
     @app.post("/runs", status_code=202, dependencies=auth)
     async def create_run(body: RunRequest, wait: bool = False) -> Any:
         try:
-            record = registry.submit(body.task, thread_id=body.thread_id, session=body.session)
+            record = await asyncio.to_thread(registry.submit, body.task, thread_id=body.thread_id,
+                                             session=body.session)
         except OverflowError as exc:
             raise fastapi.HTTPException(503, f"the queue is full ({exc}); try again later") from None
         if wait:
@@ -233,7 +234,8 @@ def create_app(agent_or_factory: BaseAgent | Callable[[], BaseAgent], *,
             if not task.strip():
                 raise fastapi.HTTPException(400, "the last user message is empty")
             try:
-                record = registry.submit(task, thread_id=None, session=None, history=history)
+                record = await asyncio.to_thread(registry.submit, task, thread_id=None, session=None,
+                                                 history=history)
             except OverflowError as exc:
                 raise fastapi.HTTPException(503, f"the queue is full ({exc}); try again later") from None
             model = body.model or str(agent.name)

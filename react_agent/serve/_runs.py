@@ -197,7 +197,8 @@ class RunRegistry:
     # ---------------------------------------------------------------- runs
     def submit(self, task: str, *, thread_id: str | None, session: dict[str, Any] | None,
                history: list[tuple[str, str]] | None = None) -> RunRecord:
-        """Queue a new run; :class:`OverflowError` when ``max_queue`` runs already wait."""
+        """Record a new run on disk (fsync-ed: a run the client was told about survives a crash) and queue
+        it; :class:`OverflowError` when ``max_queue`` runs already wait."""
         with self._guard:
             waiting = sum(1 for r in self.runs.values() if r.status == "queued")
             if waiting >= self.max_queue:
@@ -210,15 +211,21 @@ class RunRegistry:
         self._queue.put(record)
         return record
 
+    def all(self) -> list[RunRecord]:
+        """Every run, oldest first (a copy: runs are added from other threads)."""
+        with self._guard:
+            runs = list(self.runs.values())
+        return sorted(runs, key=lambda r: r.created_at)
+
     def recent(self, limit: int) -> list[RunRecord]:
-        return sorted(self.runs.values(), key=lambda r: r.created_at, reverse=True)[:limit]
+        return self.all()[::-1][:limit]
 
     def history(self, thread_id: str | None, before: RunRecord) -> list[tuple[str, str]]:
         """The finished turns of a thread before ``before``: (role, text) pairs for ``chat_history``."""
         if thread_id is None:
             return []
         turns: list[tuple[str, str]] = []
-        for record in sorted(self.runs.values(), key=lambda r: r.created_at):
+        for record in self.all():
             if record is before or record.created_at > before.created_at:
                 continue
             if record.thread_id == thread_id and record.status == "finished" and record.result:
@@ -330,7 +337,12 @@ def _write_meta(folder: Path, record: RunRecord) -> None:
     meta = {"id": record.id, "task": record.task, "thread_id": record.thread_id, "created_at": record.created_at}
     path = folder / f"{record.id}.run.json"
     partial = path.with_suffix(".tmp")
-    partial.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     os.replace(partial, path)
 
 
