@@ -5,7 +5,9 @@ Both servers run in their own process under uvicorn on loopback; the client send
 pool with ``max_concurrency`` N; ``POST /run`` to a hand-written app whose handler is ``await agent.arun``)
 and times each one. The model replies after 50 ms (``FunctionChatModel(delay=0.05)``), 2 model calls per
 run (a tool call, then the answer), so a run takes at least 100 ms. Reported: requests per second over the
-whole batch and p50/p95 latency per request, median over the repeats. Run: ``python -m bench.serve``.
+whole batch and p50/p95 latency per request, median over the repeats; the serve app is measured twice,
+with its journals in the temporary folder (on disk) and in ``/dev/shm`` (memory, where it exists), to show
+what the durable writes cost. Run: ``python -m bench.serve``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from bench import _common
 NAME = "serve"
 LATENCY = 0.05
 CALLS = 2
+MEMORY_DIR = "/dev/shm"
 
 
 class Body(BaseModel):
@@ -118,11 +121,11 @@ async def _measure(url: str, path: str, n: int) -> dict[str, Any]:
             "p95_s": ordered[max(0, round(0.95 * len(ordered)) - 1)], "wall_s": seconds}
 
 
-def _with_server(kind: str, n: int, repeats: int) -> list[dict[str, Any]]:
+def _with_server(kind: str, n: int, repeats: int, where: str | None = None) -> list[dict[str, Any]]:
     import httpx
 
     port = _free_port()
-    with tempfile.TemporaryDirectory() as journals:
+    with tempfile.TemporaryDirectory(dir=where) as journals:
         env = {**os.environ, "PYTHONPATH": str(_common.ROOT)}
         process = subprocess.Popen([sys.executable, "-m", "bench.serve", "--server", kind, "--port", str(port),
                                     "--concurrency", str(n), "--journal-dir", journals], env=env, cwd=_common.ROOT)
@@ -147,21 +150,29 @@ def _with_server(kind: str, n: int, repeats: int) -> list[dict[str, Any]]:
 def run(*, n: int = 100, repeats: int = 3) -> dict[str, Any]:
     _common.require("fastapi")
     _common.require("uvicorn")
-    out: dict[str, Any] = {"latency_s": LATENCY, "calls_per_run": CALLS, "concurrent_requests": n,
+    out: dict[str, Any] = {"load_average_1m_before": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+                           "latency_s": LATENCY, "calls_per_run": CALLS, "concurrent_requests": n,
                            "ideal_run_s": CALLS * LATENCY}
-    for kind in ("serve", "plain"):
-        rounds = _with_server(kind, n, repeats)
-        out[kind] = {key: _common.median([r[key] for r in rounds]) for key in ("requests_per_s", "p50_s", "p95_s")}
-        out[kind]["rounds"] = rounds
+    sides = [("serve", "serve", None), ("plain", "plain", None)]
+    if Path(MEMORY_DIR).is_dir():  # the journals in memory: what the fsync-ed writes cost on this disk
+        sides.insert(1, ("serve_memory_journals", "serve", MEMORY_DIR))
+    for name, kind, where in sides:
+        rounds = _with_server(kind, n, repeats, where)
+        out[name] = {key: _common.median([r[key] for r in rounds]) for key in ("requests_per_s", "p50_s", "p95_s")}
+        out[name]["rounds"] = rounds
+    out["journal_dir"] = tempfile.gettempdir()
+    out["load_average_1m_after"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     out["ratio_requests_per_s"] = out["serve"]["requests_per_s"] / out["plain"]["requests_per_s"]
     return out
 
 
 def markdown(data: dict[str, Any]) -> str:
     r = data["results"]
+    sides = (("react-agent serve (journals fsync-ed to disk, worker pool)", "serve"),
+             (f"react-agent serve, journals in memory ({MEMORY_DIR})", "serve_memory_journals"),
+             ("hand-written FastAPI app (`await agent.arun`, no journal)", "plain"))
     rows = [[name, f"{r[key]['requests_per_s']:.0f}", f"{1000 * r[key]['p50_s']:.0f}", f"{1000 * r[key]['p95_s']:.0f}"]
-            for name, key in (("react-agent serve (journaled, worker pool)", "serve"),
-                              ("hand-written FastAPI app (`await agent.arun`)", "plain"))]
+            for name, key in sides if key in r]
     return "\n".join([
         f"{r['concurrent_requests']} concurrent requests, each one run of a `ReactAgent` on a chat model with "
         f"{1000 * r['latency_s']:.0f} ms latency and {r['calls_per_run']} model calls per run (at least "
