@@ -408,3 +408,54 @@ def test_something_else_than_an_agent_is_refused(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(ConfigError, match="is a file"):
         create_app(ReactAgent(ScriptedChatModel([]), []), journal_dir=tmp_path / "file")
+
+
+def _refund_agent(approve: object) -> tuple[ReactAgent, list[str]]:
+    from langchain_core.tools import StructuredTool
+
+    ran: list[str] = []
+
+    def refund(order: str) -> str:
+        """Refund an order."""
+        ran.append(order)
+        return f"REFUNDED-{order}"
+
+    llm = ScriptedChatModel(['{"action": "refund", "action_input": {"order": "8"}}',
+                             '{"action": "FINISH", "action_input": "done"}'])
+    tool = StructuredTool.from_function(refund, metadata={"requires_approval": True})
+    return ReactAgent(llm, [tool], prompts="en", approve=approve), ran
+
+
+def test_approval_by_the_agent_keeps_its_own_approve(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from react_agent.serve import create_app
+
+    asked: list[str] = []
+    agent, ran = _refund_agent(lambda tool, args: asked.append(tool) or True)
+    with TestClient(create_app(agent, journal_dir=tmp_path, approval="agent")) as client:
+        run = client.post("/runs?wait=true", json={"task": "refund 8"}).json()
+    assert run["result"]["output"] == "done"
+    assert asked == ["refund"] and ran == ["8"]
+    assert next(e for e in read_journal(tmp_path / f"{run['id']}.jsonl") if e["type"] == "approval")["approved"]
+
+
+def test_approval_by_the_page_replaces_the_agents_approve(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from react_agent.serve import create_app
+
+    agent, ran = _refund_agent(lambda tool, args: True)
+    with TestClient(create_app(agent, journal_dir=tmp_path, approval_timeout=0.2)) as client:
+        run = client.post("/runs?wait=true", json={"task": "refund 8"}).json()
+    assert "was not approved" in run["steps"][0]["observation"]  # nobody answered: refused
+    assert ran == []
+
+
+def test_the_serve_command_refuses_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from react_agent.cli import main
+
+    script = tmp_path / "replies.json"
+    script.write_text("[]")
+    assert main(["serve", "--model", f"scripted:{script}", "--trace", str(tmp_path / "t.jsonl")]) == 2
+    assert "--journal-dir" in capsys.readouterr().err
