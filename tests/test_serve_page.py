@@ -97,6 +97,25 @@ def test_hostile_tool_output_is_shown_as_text_never_run(browser: Any, server: Se
     assert browser.find_elements("css selector", "#conversation img, #conversation script") == []
 
 
+def test_the_page_follows_a_run_through_a_server_crash_and_restart(browser: Any, tmp_path: Path) -> None:
+    first = Server(tmp_path).start()
+    _open(browser, first.url)
+    _ask(browser, "TASK[both p9]")
+    wait_for(lambda: _texts(browser, ".step-action") == ["add"], "the first step on the page")
+    wait_for(lambda: first.invocations("write") == ["p9"], "the run inside write_note")
+    first.kill()
+    second = Server(tmp_path, journal_dir=first.journal_dir, port=first.port).start()
+    try:
+        wait_for(lambda: second.invocations("write") == ["p9", "p9"], "the resumed run inside write_note")
+        second.release("p9")
+        wait_for(lambda: [t for t in _texts(browser, ".answer") if "ANSWER WROTE-p9" in t], "the answer")
+        assert _texts(browser, ".step-action") == ["add", "write_note", "FINISH"]
+        assert "replayed from the journal" in _texts(browser, ".step-meta")[0]
+        assert second.invocations("add") == ["1"]
+    finally:
+        second.stop()
+
+
 def test_the_page_shows_russian_labels(browser: Any, server: Server) -> None:
     _open(browser, server.url)
     browser.find_element("css selector", '[data-set-lang="ru"]').click()

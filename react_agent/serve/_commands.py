@@ -60,8 +60,8 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     serve.add_argument("--approval-timeout", type=_seconds, default=300.0, metavar="S",
                        help="seconds a tool waits for a person's approval before it is refused (default: 300)")
     serve.add_argument("--no-chat-api", action="store_true", help="leave out /v1/chat/completions")
-    parts["_work_flags"](serve)  # type: ignore[operator]
-    parts["_agent_flags"](serve)  # type: ignore[operator]
+    parts.work_flags(serve)
+    parts.agent_flags(serve)
     serve.set_defaults(func=cmd_serve)
     return serve  # type: ignore[no-any-return]
 
@@ -84,9 +84,10 @@ def add_view_parser(subparsers: Any) -> argparse.ArgumentParser:
     return view  # type: ignore[no-any-return]
 
 
-def _error(message: str, code: str = "EXIT_USAGE") -> Exception:
+def _error(message: str) -> Exception:
+    """A usage error of the command, reported by ``react-agent`` as one line (exit status 2)."""
     parts = cli_parts()
-    return parts["CliError"](message, parts[code])  # type: ignore[operator,no-any-return]
+    return parts.CliError(message, parts.EXIT_USAGE)  # type: ignore[no-any-return]
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -94,7 +95,7 @@ def _model(args: argparse.Namespace) -> Any:
     runs) or whatever ``run`` accepts."""
     spec = str(args.model)
     if not spec.startswith("scripted:"):
-        return cli_parts()["build_model"](args)  # type: ignore[operator]
+        return cli_parts().build_model(args)
     from react_agent.testing import ScriptedChatModel
 
     path = spec.removeprefix("scripted:")
@@ -138,11 +139,11 @@ def cmd_serve(args: argparse.Namespace, console: Any) -> int:
         if args.tools or args.mcp:
             if args.db is not None or args.root is not None:
                 raise _error("--db and --root configure the demo tools, which --tools/--mcp replace; leave them out")
-            tools = [tool for spec in args.tools or [] for tool in parts["load_tools"](spec)]  # type: ignore[operator]
-            tools.extend(parts["open_mcp_tools"](args.mcp or [], stack))  # type: ignore[operator]
+            tools = [tool for spec in args.tools or [] for tool in parts.load_tools(spec)]
+            tools.extend(parts.open_mcp_tools(args.mcp or [], stack))
         else:
-            tools = parts["tools_for"](args, parts["Setup"](llm, None), args.lang)  # type: ignore[operator]
-        agent = parts["build_agent"](args, llm, tools, console)  # type: ignore[operator]
+            tools = parts.tools_for(args, parts.Setup(llm, None), args.lang)
+        agent = parts.build_agent(args, llm, tools, console)
         console.line(f"serving {agent.name} on http://{args.host}:{args.port}/ (journals: {args.journal_dir})",
                      "bold")
         try:

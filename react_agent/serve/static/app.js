@@ -5,6 +5,8 @@
   "use strict";
   const LANG_KEY = "react-agent-lang";
   const TOKEN_KEY = "react-agent-token";
+  const RETRIES = 60;
+  const RETRY_MS = 1000;
   const body = document.body;
   const $ = (selector) => document.querySelector(selector);
   let labels = {};
@@ -166,18 +168,19 @@
     return event;
   }
 
-  async function follow(runId, trace) {
+  // One pass over the run's event stream; true once its result has come.
+  async function readEvents(runId, trace) {
     const response = await fetch("runs/" + runId + "/events", { headers: headers() });
     if (!response.ok) {
       notice(t("failed_request") + ": " + response.status);
-      return;
+      return response.status === 404 || response.status === 401;
     }
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) break;
+      if (done) return false;
       buffer += decoder.decode(value, { stream: true });
       let end;
       while ((end = buffer.indexOf("\n\n")) >= 0) {
@@ -188,7 +191,27 @@
         if (event.event === "step") renderStep(trace, data);
         else if (event.event === "approval") renderApproval(trace, runId, data);
         else if (event.event === "approval_decided") renderDecision(trace, data);
-        else if (event.event === "result") renderResult(trace, data);
+        else if (event.event === "result") {
+          renderResult(trace, data);
+          return true;
+        }
+      }
+    }
+  }
+
+  // Follow a run to its result. A stream cut short (the server restarted, the network dropped) is read
+  // again from its start, since a restarted server resumes the run and numbers its events afresh.
+  async function follow(runId, trace) {
+    for (let attempt = 0; attempt < RETRIES; attempt++) {
+      if (attempt) {
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+        if (trace.dataset.run !== shown) return;
+        trace.textContent = "";
+      }
+      try {
+        if (await readEvents(runId, trace)) break;
+      } catch (error) {
+        notice(t("failed_request") + ": " + error.message);
       }
     }
     refreshRuns();
