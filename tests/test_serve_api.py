@@ -257,6 +257,8 @@ def test_a_thread_carries_the_conversation(server: Server) -> None:
         assert "ANSWER SUM=5" in server.wait_done(client, second)["result"]["output"]
         alone = server.run(client, "TASK[recall x]")
         assert server.wait_done(client, alone)["result"]["output"] == "RECALL []"
+        thread = client.get("/runs", params={"thread_id": "t-1"}).json()["runs"]
+        assert [r["id"] for r in thread] == [second, first]
 
 
 def test_bad_requests_are_refused_with_their_reason(server: Server) -> None:
@@ -320,6 +322,9 @@ def test_no_secret_reaches_any_response(tmp_path: Path) -> None:
             texts += [json.dumps(d) for _, d in sse_events(client, run_id)]
             texts.append(client.post("/v1/chat/completions", json={"messages": [
                 {"role": "user", "content": f"TASK[add 2] {key}"}]}).text)
+            invalid = client.post("/runs", json={"task": 1, "session": {"token": {"value": TOKEN}}, "key": key})
+            assert invalid.status_code == 422 and invalid.json()["detail"]
+            texts.append(invalid.text)
         with httpx.Client(base_url=server.url) as anonymous:
             texts.append(anonymous.get("/runs").text)
         assert "***" in texts[0]  # the task's copy of the key is masked too

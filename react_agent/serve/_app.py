@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 try:
     import fastapi
     from fastapi import Request
+    from fastapi.exceptions import RequestValidationError
     from fastapi.responses import Response, StreamingResponse
 except ImportError as exc:  # the optional extra
     raise ImportError("serving needs FastAPI and uvicorn: pip install 'react-agent[serve]'") from exc
@@ -146,6 +147,12 @@ def create_app(agent_or_factory: BaseAgent | Callable[[], BaseAgent], *,
     def reply(data: Any, status: int = 200) -> Any:
         return Response(masker.json(data), status_code=status, media_type="application/json")
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_request: Request, exc: RequestValidationError) -> Any:
+        """A 422 that names what is wrong without echoing the request back (it may carry a secret)."""
+        return reply({"detail": [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+                                 for e in exc.errors()]}, 422)
+
     def authorize(request: Request) -> None:
         if token is None:
             return
@@ -198,8 +205,9 @@ def create_app(agent_or_factory: BaseAgent | Callable[[], BaseAgent], *,
         return reply(record.summary(), 202)
 
     @app.get("/runs", dependencies=auth)
-    def list_runs(limit: int = fastapi.Query(50, ge=1, le=1000)) -> Any:
-        return reply({"runs": [r.summary() for r in registry.recent(limit)]})
+    def list_runs(limit: int = fastapi.Query(50, ge=1, le=1000), thread_id: str | None = None) -> Any:
+        runs = [r for r in registry.recent(None) if thread_id is None or r.thread_id == thread_id]
+        return reply({"runs": [r.summary() for r in runs[:limit]]})
 
     @app.get("/runs/{run_id}", dependencies=auth)
     def get_run(run_id: str) -> Any:

@@ -217,7 +217,8 @@ class RunRegistry:
             runs = list(self.runs.values())
         return sorted(runs, key=lambda r: r.created_at)
 
-    def recent(self, limit: int) -> list[RunRecord]:
+    def recent(self, limit: int | None) -> list[RunRecord]:
+        """The most recent runs first (``limit`` of them, or all)."""
         return self.all()[::-1][:limit]
 
     def history(self, thread_id: str | None, before: RunRecord) -> list[tuple[str, str]]:
