@@ -137,10 +137,24 @@ def test_a_folder_of_journals_shows_every_run_oldest_first(tmp_path: Path) -> No
     folder.mkdir()
     for number, key in enumerate(("k1", "k2", "k3")):
         _agent().run(f"Find KEY[{key}]", journal=folder / f"run-{2 - number}.jsonl")
-    (folder / "run-x.run.json").write_text("{}")  # the other files of a serve folder are left alone
+    (folder / "run-x.run.json").write_text("{}")  # a broken run file of a serve folder is left alone
     data = load_view(folder)
     assert data.kind == "journal"
     assert [g.task for g in data.groups] == ["Find KEY[k1]", "Find KEY[k2]", "Find KEY[k3]"]
+
+
+def test_a_serve_folder_shows_the_tasks_as_asked(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from react_agent.serve import create_app
+
+    folder = tmp_path / "runs"
+    with TestClient(create_app(_agent(), journal_dir=folder)) as client:
+        for key in ("k1", "k2"):
+            client.post("/runs?wait=true", json={"task": f"Find KEY[{key}]", "thread_id": "t"})
+    data = load_view(folder)
+    assert [g.task for g in data.groups] == ["Find KEY[k1]", "Find KEY[k2]"]  # not the composed conversation
+    assert [g.output for g in data.groups] == ["the value of k1", "the value of k2"]
 
 
 def test_the_labels_follow_the_language(journal: Path) -> None:

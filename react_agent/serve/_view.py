@@ -207,9 +207,24 @@ def _load_folder(folder: Path) -> ViewData:
     journals = [records for records in map(_lines, files) if records and _kind_of(records) == "journal"]
     if files and len(journals) == len(files):
         runs = sorted(journals, key=lambda records: min((float(r.get("t", 0) or 0) for r in records), default=0.0))
-        return ViewData(source=str(folder), kind="journal",
-                        groups=[group for records in runs for group in from_journal(records)])
+        asked = _asked_tasks(folder)
+        groups = [group for records in runs for group in from_journal(records)]
+        return ViewData(source=str(folder), kind="journal", groups=[
+            g.model_copy(update={"task": asked[g.id]}) if g.id in asked else g for g in groups])
     return _load_eval(folder, files)
+
+
+def _asked_tasks(folder: Path) -> dict[str, str]:
+    """The tasks as asked, from the ``<run id>.run.json`` files of a serve folder (a journal keeps a task with
+    its conversation composed in)."""
+    asked = {}
+    for path in folder.glob("*.run.json"):
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            asked[str(meta["id"])] = str(meta["task"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return asked
 
 
 def _load_eval(folder: Path, variants: list[Path]) -> ViewData:
