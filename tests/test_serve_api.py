@@ -464,3 +464,30 @@ def test_the_serve_command_refuses_trace(tmp_path: Path, capsys: pytest.CaptureF
     script.write_text("[]")
     assert main(["serve", "--model", f"scripted:{script}", "--trace", str(tmp_path / "t.jsonl")]) == 2
     assert "--journal-dir" in capsys.readouterr().err
+
+
+def test_the_folder_is_read_back_whatever_a_crash_left_in_it(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from react_agent.serve import create_app
+
+    def meta(run_id: str, task: str, at: float) -> None:
+        (tmp_path / f"{run_id}.run.json").write_text(json.dumps({"id": run_id, "task": task, "thread_id": None,
+                                                                 "created_at": at}))
+
+    never_started = "00000000-0000-4000-8000-000000000001"
+    corrupt = "00000000-0000-4000-8000-000000000002"
+    meta(never_started, "asked before the crash", 1.0)
+    meta(corrupt, "its journal is corrupt", 2.0)
+    (tmp_path / f"{corrupt}.jsonl").write_text('{"type": "run", "run": "x"}\nnot json\n{"type": "end"}\n')
+    (tmp_path / "broken.run.json").write_text("{not json")
+    llm = ScriptedChatModel(['{"action": "FINISH", "action_input": "done after the restart"}'])
+    with TestClient(create_app(ReactAgent(llm, [], prompts="en"), journal_dir=tmp_path)) as client:
+        started = poll(lambda: (lambda r: r if r["result"] else None)(client.get(f"/runs/{never_started}").json()),
+                       "the run asked before the crash")
+        assert started["result"]["output"] == "done after the restart"
+        broken = client.get(f"/runs/{corrupt}").json()
+        assert broken["status"] == "error" and "line 2 is corrupt" in broken["result"]["error"]
+        events = client.get(f"/runs/{corrupt}/events").text
+        assert "event: result" in events and "corrupt" in events
+        assert sorted(r["id"] for r in client.get("/runs").json()["runs"]) == [never_started, corrupt]

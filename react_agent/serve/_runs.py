@@ -108,7 +108,6 @@ class RunRecord:
     pending: Approval | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     waiters: set[asyncio.Event] = field(default_factory=set)
-    finished: threading.Event = field(default_factory=threading.Event)
 
     @property
     def done(self) -> bool:
@@ -292,7 +291,8 @@ class RunRegistry:
                 with record.lock:
                     record.steps.append(data)
                 self._emit(record, "step", data)
-            assert result is not None
+            if result is None:
+                raise RuntimeError("the run's stream ended without a result")
             outcome = result_event(result, time.monotonic() - started)
         except Exception as exc:  # a journal problem, a developer mistake in a tool factory...
             logger.warning("serve: run %s failed: %s: %s", record.id, type(exc).__name__, exc)
@@ -304,7 +304,6 @@ class RunRegistry:
         record.finished_at = time.time()
         self._set_status(record, str(outcome["status"]))
         self._emit(record, "result", outcome)
-        record.finished.set()
 
     def _stream(self, record: RunRecord, path: Path) -> Iterator[AgentStep | AgentResult]:
         if record.resume:
@@ -372,6 +371,7 @@ def _load_journal(path: Path, record: RunRecord) -> None:
         entries = [e for e in read_journal(path) if e.get("run") == record.id]
     except JournalError as exc:
         record.status, record.result = "error", _failed(f"the journal cannot be read: {exc}")
+        record.events.append({"event": "result", "id": len(record.events), "data": record.result})
         return
     if not any(e.get("type") == "run" for e in entries):
         return  # killed before its first record: it starts afresh
@@ -394,7 +394,6 @@ def _load_journal(path: Path, record: RunRecord) -> None:
     record.status = str(end.get("status", "error"))
     record.finished_at = float(end.get("t", 0) or 0) or None
     record.events.append({"event": "result", "id": len(record.events), "data": record.result})
-    record.finished.set()
 
 
 def _failed(message: str) -> dict[str, Any]:
