@@ -71,9 +71,11 @@ def test_an_approval_clicked_in_the_page_lets_the_tool_run(browser: Any, server:
     assert "refund" in browser.find_element("css selector", ".approval-call").text
     assert "4417" in browser.find_element("css selector", ".approval-call").text
     assert server.invocations("refund") == []  # nothing runs before the click
+    assert _texts(browser, ".run-state") == ["waiting for approval…"]
     screenshot(browser, tmp_path, "serve-approval.png")
     approve[0].click()
     wait_for(lambda: [t for t in _texts(browser, ".answer") if "ANSWER REFUNDED-4417" in t], "the answer")
+    assert _texts(browser, ".run-state") == []
     assert _texts(browser, ".approval-decision") == ["approved"]
     assert server.invocations("refund") == ["4417"]
 

@@ -168,6 +168,23 @@
     return event;
   }
 
+  // What a run is doing after each event (shown below its trace until the result).
+  const STATES = { queued: "queued", started: "running", approval: "waiting_approval", approval_decided: "running",
+    step: "running", result: null };
+
+  function setState(trace, status) {
+    let line = trace.querySelector(".run-state");
+    if (status === undefined) return;
+    if (status === null) {
+      if (line) line.remove();
+      return;
+    }
+    if (!line) line = el("div", "run-state");
+    line.dataset.status = status;
+    line.textContent = t(status) + "…";
+    trace.append(line);
+  }
+
   // One pass over the run's event stream; true once its result has come.
   async function readEvents(runId, trace) {
     const response = await fetch("runs/" + runId + "/events", { headers: headers() });
@@ -188,6 +205,7 @@
         buffer = buffer.slice(end + 2);
         if (!event.data) continue;
         const data = JSON.parse(event.data);
+        setState(trace, STATES[event.event]);
         if (event.event === "step") renderStep(trace, data);
         else if (event.event === "approval") renderApproval(trace, runId, data);
         else if (event.event === "approval_decided") renderDecision(trace, data);
