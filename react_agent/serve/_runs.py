@@ -10,6 +10,7 @@ each once. An exclusive lock on the folder keeps a second server from resuming t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -296,9 +297,8 @@ class RunRegistry:
             outcome = result_event(result, time.monotonic() - started)
         except Exception as exc:  # a journal problem, a developer mistake in a tool factory...
             logger.warning("serve: run %s failed: %s: %s", record.id, type(exc).__name__, exc)
-            outcome = {"status": "error", "output": "", "error": f"{type(exc).__name__}: {exc}",
-                       "steps": len(record.steps), "llm_calls": 0, "seconds": round(time.monotonic() - started, 3),
-                       "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}}
+            outcome = _failed(f"{type(exc).__name__}: {exc}", steps=len(record.steps),
+                              seconds=round(time.monotonic() - started, 3))
         record.result = outcome
         record.session = None  # per-run values are not kept once the run is over
         record.finished_at = time.time()
@@ -321,8 +321,9 @@ class RunRegistry:
         with record.lock:
             record.events.append({"event": kind, "id": len(record.events), "data": data})
         loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(_wake, record)
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed (a shutdown): nobody listens
+                loop.call_soon_threadsafe(_wake, record)
 
 
 def _wake(record: RunRecord) -> None:
@@ -396,7 +397,8 @@ def _load_journal(path: Path, record: RunRecord) -> None:
     record.events.append({"event": "result", "id": len(record.events), "data": record.result})
 
 
-def _failed(message: str) -> dict[str, Any]:
-    return {"status": "error", "output": "", "error": message, "steps": 0, "llm_calls": 0, "seconds": None,
+def _failed(message: str, *, steps: int = 0, seconds: float | None = None) -> dict[str, Any]:
+    """The result of a run that failed outside the agent (its journal, the server), with the reason."""
+    return {"status": "error", "output": "", "error": message, "steps": steps, "llm_calls": 0, "seconds": seconds,
             "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}}
 
