@@ -5,6 +5,7 @@ FastAPI and uvicorn), and draw any run, batch or evaluation as one self-containe
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from react_agent.serve._view import write_view
@@ -20,7 +21,5 @@ _SERVER_NAMES = ("check_binding", "create_app", "serve")
 def __getattr__(name: str) -> Any:
     """The server's names, imported on first use (they need FastAPI; ``write_view`` does not)."""
     if name in _SERVER_NAMES:
-        from react_agent.serve import _app
-
-        return getattr(_app, name)
+        return getattr(importlib.import_module("react_agent.serve._app"), name)
     raise AttributeError(f"module 'react_agent.serve' has no attribute {name!r}")
