@@ -382,7 +382,7 @@ def serve(agent_or_factory: BaseAgent | Callable[[], BaseAgent], *, host: str = 
     except ImportError:
         raise ImportError("serving needs FastAPI and uvicorn: pip install 'react-agent[serve]'") from None
     started = time.monotonic()
-    logger.info("serving %s on http://%s:%d", agent_or_factory, host, port)
+    logger.info("serving %s on http://%s:%d", app.state.registry.agent.name, host, port)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
     logger.info("server stopped after %.0f s", time.monotonic() - started)
 
