@@ -130,8 +130,9 @@ def create_app(agent_or_factory: BaseAgent | Callable[[], BaseAgent], *,
     masker = Masker([*(t for t in [token] if t), *secret_values(agent.llm)])
     registry = RunRegistry(agent, folder, max_concurrency=max_concurrency, max_queue=max_queue,
                            approval_timeout=float(approval_timeout), masker=masker)
-    if approval == "page":
-        registry.agent = agent.with_options(approve=registry.approve)
+    if approval == "page":  # the same agent, asking a person (with_options builds a sibling of its class)
+        asking: Any = agent.with_options(approve=registry.approve)
+        registry.agent = asking
 
     @asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
