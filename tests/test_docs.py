@@ -292,7 +292,7 @@ def _api_section(module: str) -> list[str]:
 
 
 @pytest.mark.parametrize("module", ["react_agent", "react_agent.loop", "react_agent.mcp", "react_agent.batch",
-                                    "react_agent.testing", "react_agent.models"])
+                                    "react_agent.testing", "react_agent.models", "react_agent.serve"])
 def test_api_page_lists_exactly_the_public_names(module: str) -> None:
     """docs/api.md lists each public module's __all__, no more and no less."""
     listed = _api_section(module)

@@ -71,8 +71,10 @@ LOOP = sorted(["Effect", "Loop", "ModelCall", "ModelCallError", "ModelReply", "O
 
 DECOMPOSE = sorted(["VERBS", "arun_decomposed", "combine_results", "run_decomposed", "run_subtasks", "split_task"])
 
+SERVE = sorted(["check_binding", "create_app", "serve", "write_view"])
+
 MODULES = {"react_agent": PUBLIC, "react_agent.loop": LOOP, "react_agent.testing": TESTING,
-           "react_agent.decompose": DECOMPOSE}
+           "react_agent.decompose": DECOMPOSE, "react_agent.serve": SERVE}
 NAMES = [(module, name) for module, names in MODULES.items() for name in names]
 
 

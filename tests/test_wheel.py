@@ -69,6 +69,14 @@ def test_wheel_is_typed(wheel: Path) -> None:
     assert "react_agent/py.typed" in zipfile.ZipFile(wheel).namelist()
 
 
+def test_wheel_contains_the_serve_page(wheel: Path) -> None:
+    """The page of `react-agent serve` and the template of `view` are package data of the wheel."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    static = {f"react_agent/serve/static/{p.name}" for p in (ROOT / "react_agent" / "serve" / "static").iterdir()}
+    assert "react_agent/serve/static/index.html" in static
+    assert static <= names, sorted(static - names)
+
+
 def test_wheel_leaves_out_the_checkout_extras(wheel: Path) -> None:
     """Tests, docs and benchmarks are not installed as packages."""
     tops = {name.split("/", 1)[0] for name in zipfile.ZipFile(wheel).namelist()}
