@@ -139,8 +139,10 @@ class AgentRunnable(Runnable[Any, AgentResult]):
         agent = _agent(self)
         keep = ("max_iterations", "history_window", "max_observation_chars", "final_answer", "allow_plain_answer",
                 "max_parse_errors", "max_tokens_budget")
+        decision = {k: getattr(agent.config, k, None) for k in ("protocol", "max_parallel_calls")}
+        changed = {k: v for k, v in decision.items() if v not in (None, "text")}  # defaults: as journaled before
         return {"agent": type(self).__name__, "tools": agent.registry.names,
-                **{k: getattr(agent.config, k) for k in keep if k in type(agent.config).model_fields}}
+                **{k: getattr(agent.config, k) for k in keep if k in type(agent.config).model_fields}, **changed}
 
     # ---------------------------------------------------------------- LangChain / LangGraph
     def as_tool(self, args_schema: Any = None, *, name: str | None = None, description: str | None = None,
