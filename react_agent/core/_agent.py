@@ -206,7 +206,8 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         read one (the native protocol always can: a reply without calls is the answer)."""
         if self.native_llm is not None:
             return _protocols.native_decision(reply, state, limit=self.call_limit, prompts=self.prompts,
-                                              structured=self.config.output_schema is not None)
+                                              structured=self.config.output_schema is not None,
+                                              registry=self.registry)
         return _protocols.text_decision(reply.text, self.parse, self.registry.names, limit=self.call_limit or 1,
                                         allow_plain_answer=self.config.allow_plain_answer,
                                         validate=self.valid_call, prompts=self.prompts)

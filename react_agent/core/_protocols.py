@@ -77,7 +77,7 @@ def text_decision(text: str, parse: Callable[[str], AgentAction], names: Sequenc
 
 
 def native_decision(reply: ModelReply, state: RunState, *, limit: int | None, structured: bool,
-                    prompts: PromptSet) -> Decision:
+                    prompts: PromptSet, registry: ToolRegistry) -> Decision:
     """The native protocol: the reply's tool calls, or FINISH with its text when it calls none (with
     ``structured``, a call of :data:`FINAL_TOOL` is FINISH with its arguments as the answer's JSON)."""
     native = read_native_reply(reply.text)
@@ -94,8 +94,9 @@ def native_decision(reply: ModelReply, state: RunState, *, limit: int | None, st
                 return Decision(finish=AgentAction(thought=thought, action=FINISH, action_input=answer))
             calls.append(Call(AgentAction(thought=thought, action=FINISH, action_input=answer), call_id))
         elif call.error is not None:
+            known = call.name in registry.tools
             refusal = prompts.render("invalid_arguments", action=call.name, action_input=call.arguments,
-                                     error=call.error)
+                                     error=call.error, arguments=registry.arguments_text(call.name) if known else "")
             calls.append(Call(AgentAction(thought=thought, action=call.name, action_input=str(call.arguments)),
                               call_id, refusal))
         else:
