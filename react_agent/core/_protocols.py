@@ -150,8 +150,8 @@ def _decision_messages(group: list[AgentStep], prompts: PromptSet, limit: int, o
             messages += [ToolMessage(content=truncate(s.observation, limit, prompts), tool_call_id=str(s.call_id),
                                      name=str(s.action), status="error" if s.is_error else "success") for s in batch]
     for step in group:
-        if step.call_id is None:  # feedback on a reply that was no call (an answer that did not validate)
-            messages += [_reply_message(reply, step), HumanMessage(content=truncate(step.observation, limit, prompts))]
+        if step.call_id is None:  # feedback on an answer that did not validate
+            messages += _feedback_messages(reply, truncate(step.observation, limit, prompts))
         if step.reflection:
             messages.append(HumanMessage(content=step.reflection))
     return messages
@@ -166,8 +166,17 @@ def _tool_call(step: AgentStep) -> dict[str, Any]:
     return {"name": str(step.action), "args": args, "id": str(step.call_id), "type": "tool_call"}
 
 
-def _reply_message(reply: NativeReply, step: AgentStep) -> AIMessage:
-    return AIMessage(content=reply.content if reply.content or reply.calls else step.raw_output)
+def _feedback_messages(reply: NativeReply, feedback: str) -> list[BaseMessage]:
+    """An answer and the feedback on it: a ``final_answer`` call and its tool message, or the answer's text
+    and a human message."""
+    final = next((c for c in reply.calls if c.name == FINAL_TOOL), None)
+    if final is None:
+        return [AIMessage(content=reply.content), HumanMessage(content=feedback)]
+    call_id = final.id or FINAL_TOOL
+    args = final.arguments if isinstance(final.arguments, dict) else {}
+    call = {"name": FINAL_TOOL, "args": args, "id": call_id, "type": "tool_call"}
+    return [AIMessage(content=reply.content, additional_kwargs=dict(reply.kwargs), tool_calls=[call]),
+            ToolMessage(content=feedback, tool_call_id=call_id, name=FINAL_TOOL, status="error")]
 
 
 # ------------------------------------------------------------------------------------------------ binding

@@ -37,6 +37,8 @@ __all__ = ["Failure", "ModelIO", "ToolBatch", "ToolIO", "advance", "aperform", "
 
 logger = logging.getLogger("react_agent")
 ZERO = Usage()
+MAX_CONCURRENT_CALLS = 16
+"""The calls of one decision that run at the same time at most (threads of ``run``, tasks of ``arun``)."""
 
 
 @dataclass(frozen=True)
@@ -258,18 +260,20 @@ def _perform_batch(agent: Agent, batch: ToolBatch, config: RunnableConfig) -> li
             outcome = agent.execute(io.action, config=config, timeout=io.timeout)
         return io.record.finish(outcome)
 
-    with ThreadPoolExecutor(max_workers=len(batch.calls), thread_name_prefix="react_agent-tool") as pool:
+    workers = min(len(batch.calls), MAX_CONCURRENT_CALLS)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="react_agent-tool") as pool:
         futures = [pool.submit(contextvars.copy_context().run, one, io) for io in batch.calls]
         return [future.result() for future in futures]
 
 
 async def _aperform_batch(agent: Agent, batch: ToolBatch, config: RunnableConfig) -> list[Outcome]:
     """Each call as a task; each call's result is journaled (flushed in a worker thread) as it completes."""
-    lock = asyncio.Lock()
+    lock, slots = asyncio.Lock(), asyncio.Semaphore(MAX_CONCURRENT_CALLS)
 
     async def one(io: ToolIO) -> Outcome:
-        with io.record.active():
-            outcome = await agent.aexecute(io.action, config=config, timeout=io.timeout)
+        async with slots:
+            with io.record.active():
+                outcome = await agent.aexecute(io.action, config=config, timeout=io.timeout)
         io.record.finish(outcome)
         journal = io.record.journal
         if journal.outbox:
