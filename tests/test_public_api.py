@@ -60,6 +60,7 @@ PUBLIC = sorted([
     "Usage",
     "answer_schema",
     "is_transient",
+    "parse_actions",
     "parse_response",
     "read_journal",
 ])
