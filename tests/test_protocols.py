@@ -345,3 +345,21 @@ def test_parse_actions_survives_hostile_replies() -> None:
         except OutputParseError:
             continue
         assert len(actions) <= 64
+
+
+def test_approvals_of_concurrent_calls_are_asked_one_at_a_time(kit: Tools) -> None:
+    """A human answering ``approve`` sees one question at a time, even when the calls run in threads."""
+    inside, overlaps = [0], []
+
+    def approve(name: str, args: Any) -> bool:
+        inside[0] += 1
+        overlaps.append(inside[0])
+        time.sleep(0.05)
+        inside[0] -= 1
+        return True
+
+    reply = calls(*[("pay", {"amount": n}) for n in range(4)])
+    agent = ReactAgent(NativeScriptedModel([reply, AIMessage(content="ok")]), kit.tools, protocol="native",
+                       approve=approve)
+    agent.run("go")
+    assert overlaps == [1, 1, 1, 1] and len(kit.ran) == 4

@@ -92,6 +92,8 @@ MASK = "***"
 _MIN_SECRET = 4
 _CURRENT_CALL: contextvars.ContextVar[ToolCallRecord | None] = contextvars.ContextVar(
     "react_agent_tool_call", default=None)
+_ASKING = threading.RLock()
+"""Held while an ``approve`` callback runs: the concurrent calls of one decision ask one at a time."""
 
 
 # ---------------------------------------------------------------------------------------------- digests
@@ -334,7 +336,8 @@ class ToolCallRecord:
             return self.approval
         if ask is None:
             return False
-        self.approval = bool(ask(tool, action_input))
+        with _ASKING:
+            self.approval = bool(ask(tool, action_input))
         self.journal.append({"type": "approval", "seq": self.seq, "key": self.key, "tool": tool,
                              "approved": self.approval})
         return self.approval
