@@ -363,3 +363,19 @@ def test_approvals_of_concurrent_calls_are_asked_one_at_a_time(kit: Tools) -> No
                        approve=approve)
     agent.run("go")
     assert overlaps == [1, 1, 1, 1] and len(kit.ran) == 4
+
+
+def test_constrained_decoding_asks_for_a_list_of_actions_when_several_are_allowed(kit: Tools) -> None:
+    """Under constrained decoding the schema of a decision becomes {"actions": [1..N answers]}, which the
+    parser reads like a list; with one call allowed it stays the single answer."""
+    reply = json.dumps({"actions": [{"thought": "", "action": "slow", "action_input": {"x": n}} for n in (1, 2)]})
+    model = ScriptedChatModel([reply, json.dumps({"actions": [json.loads(finish("done"))]})],
+                              supports_json_schema=True)
+    agent = ReactAgent(model, kit.tools, max_parallel_calls=2, constrained=True)
+    result = agent.run("go")
+    assert result.output == "done" and sorted(kit.ran) == ["slow 1", "slow 2"]
+    schema = json.dumps(model.calls[0].kwargs)
+    assert '"actions"' in schema and '"maxItems": 2' in schema
+    single = ScriptedChatModel([finish("x")], supports_json_schema=True)
+    ReactAgent(single, kit.tools, constrained=True).run("go")
+    assert '"actions"' not in json.dumps(single.calls[0].kwargs)

@@ -113,6 +113,12 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         limit = self.config.max_parallel_calls
         self.call_limit: int | None = limit if limit is not None else (1 if self.native_llm is None else None)
         """The most tool calls one decision may hold (``None``: every call of a native reply)."""
+        several = self.native_llm is None and self.call_limit is not None and self.call_limit > 1
+        self.decision_schema: dict[str, Any] | None = (
+            None if not self.mode or self.native_llm is not None else
+            _protocols.parallel_answer_schema(self.answer_schema, self.call_limit or 1) if several
+            else self.answer_schema)
+        """The schema of a decision under constrained decoding (``None`` when off, and under the native protocol)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self.__dict__.get("_sealed"):
@@ -264,7 +270,7 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
 
     @property
     def _decision_schema(self) -> dict[str, Any] | None:
-        return self.answer_schema if self.mode and self.native_llm is None else None
+        return self.decision_schema
 
     def model_kwargs(self, call: ModelCall | None) -> dict[str, Any]:
         """The extra keyword arguments of one model call: the structured-output request of its schema."""

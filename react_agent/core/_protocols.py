@@ -179,6 +179,19 @@ def _feedback_messages(reply: NativeReply, feedback: str) -> list[BaseMessage]:
             ToolMessage(content=feedback, tool_call_id=call_id, name=FINAL_TOOL, status="error")]
 
 
+def parallel_answer_schema(schema: dict[str, Any], limit: int) -> dict[str, Any]:
+    """The JSON schema of a text decision of up to ``limit`` actions under constrained decoding: an object
+    ``{"actions": [...]}`` (servers want an object at the root) of one to ``limit`` answers; ``$defs`` stay
+    at the root, so the answers' references still resolve."""
+    one = {k: v for k, v in schema.items() if k != "$defs"}
+    envelope: dict[str, Any] = {
+        "type": "object", "additionalProperties": False, "required": ["actions"],
+        "properties": {"actions": {"type": "array", "items": one, "minItems": 1, "maxItems": limit}}}
+    if "$defs" in schema:
+        envelope["$defs"] = schema["$defs"]
+    return envelope
+
+
 # ------------------------------------------------------------------------------------------------ binding
 def native_tools(registry: ToolRegistry, output_schema: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The registry's tools as OpenAI-format function schemas (the schemas the model sees), plus
