@@ -15,11 +15,17 @@ real deployment sends them: the text protocol's step prompt, or the native proto
    task that needs all three: wall time per configuration, under ``run`` (a thread pool) and ``arun``
    (tasks).
 
-The decisions are scripted, so this measures the protocols' cost and the concurrency, not a model's
-accuracy with each protocol (a real model's correct-first-decision rate needs a function-calling server
-model; see the notes on the benchmarks page).
+The decisions are scripted, so these two parts measure the protocols' cost and the concurrency, not a
+model's accuracy with each protocol.
 
-    python -m bench.protocols [--latency 0.5] [--repeats 3]
+3. **First decisions of a served model** (``--server-model``): the embedded model served by llama-cpp-python's
+   OpenAI-compatible server with the ``chatml-function-calling`` chat format, on the first ``--cases`` cases of
+   BFCL ``simple_python`` (development data): one decision per case and protocol (``max_iterations=1``),
+   scored by BFCL's rules as in ``bench.bfcl``; the text protocol with the decision's JSON schema in a
+   ``json_object`` ``response_format`` (constrained; the server's form), the native one with the tools bound
+   (``tool_choice`` left to the model).
+
+    python -m bench.protocols [--latency 0.5] [--repeats 3] [--server-model [--cases 8]]
 """
 
 from __future__ import annotations
@@ -203,12 +209,92 @@ def wall_times(oracle: Oracle, latency: float, repeats: int) -> dict[str, Any]:
     return out
 
 
-def run(latency: float, repeats: int) -> dict[str, Any]:
+@contextmanager
+def llama_server(model_path: str | None) -> Iterator[str]:
+    """llama-cpp-python's server with a function-calling chat format on a free loopback port: its base URL."""
+    import socket
+    import subprocess
+    import sys
+
+    from react_agent.models import default_model_path
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", model_path or str(default_model_path()),
+               "--chat_format", "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port),
+               "--n_ctx", "4096"]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("llama_cpp.server did not start: pip install 'llama-cpp-python[server]'") from None
+                time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def first_decisions(base_url: str, cases: int) -> dict[str, Any]:
+    """One decision per case and protocol from the served model, scored by BFCL's rules."""
+    from langchain_openai import ChatOpenAI
+
+    from bench import bfcl
+    from bench._bfcl_data import load_category, score, to_tool
+    from react_agent import FINISH, ReactAgent
+
+    llm = ChatOpenAI(model="local", base_url=base_url, api_key="sk-loopback", max_retries=0, timeout=300,
+                     temperature=0.0, max_tokens=256)
+    options = {"text": {"constrained": "json_object"}, "native": {"protocol": "native"}}
+    records: list[dict[str, Any]] = []
+    (path, answers), = bfcl.category_files(["simple_python"])
+    for case in load_category(path, answers, limit=cases):
+        tools = [to_tool(doc) for doc in case.functions]
+        for key, extra in options.items():
+            agent = ReactAgent(llm, tools, prompts="en", max_iterations=1, final_answer="never", retry=None,
+                               **extra)
+            started = time.monotonic()
+            result = agent.run(case.question)
+            step = result.steps[0] if result.steps else None
+            if step is None or step.action is None:
+                decision: dict[str, Any] = {"kind": "unparseable" if step else "error"}
+            elif step.action == FINISH:
+                decision = {"kind": "finish"}
+            else:
+                decision = {"kind": "call", "name": step.action, "args": step.action_input}
+            correct, _ = score(case, decision)
+            records.append({"id": case.id, "protocol": key, "kind": decision["kind"], "correct": correct,
+                            "llm_calls": result.llm_calls, "tokens": result.usage.total_tokens,
+                            "seconds": round(time.monotonic() - started, 2), "status": result.status})
+    summary = {}
+    for key in options:
+        mine = [r for r in records if r["protocol"] == key]
+        summary[key] = {"cases": len(mine), "correct": sum(r["correct"] for r in mine),
+                        "calls": sum(r["kind"] == "call" for r in mine),
+                        "finish": sum(r["kind"] == "finish" for r in mine),
+                        "unparseable": sum(r["kind"] in ("unparseable", "error") for r in mine),
+                        "tokens_per_case": round(statistics.mean(r["tokens"] for r in mine), 1) if mine else 0,
+                        "seconds_per_case": round(statistics.mean(r["seconds"] for r in mine), 2) if mine else 0}
+    return {"summary": summary, "records": records}
+
+
+def run(latency: float, repeats: int, *, server_model: bool = False, cases: int = 8,
+        model_path: str | None = None) -> dict[str, Any]:
     _common.require("langchain_openai", "langchain-openai")
     oracle = Oracle()
     with oracle.running():
-        return {"tasks": [{"id": t["id"], "task": t["task"]} for t in TASKS], "latency": latency,
-                "calls": calls_and_tokens(oracle), "wall": wall_times(oracle, latency, repeats)}
+        results = {"tasks": [{"id": t["id"], "task": t["task"]} for t in TASKS], "latency": latency,
+                   "calls": calls_and_tokens(oracle), "wall": wall_times(oracle, latency, repeats)}
+    if server_model:
+        with llama_server(model_path) as base_url:
+            results["served"] = first_decisions(base_url, cases)
+    return results
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -231,6 +317,15 @@ def markdown(data: dict[str, Any]) -> str:
         sync, asy = r["wall"][f"{key}/run"], r["wall"][f"{key}/arun"]
         lines.append(f"| {LABELS[key]} | {sync['median_s']} s ({sync['latencies']}x) | "
                      f"{asy['median_s']} s ({asy['latencies']}x) |")
+    served = r.get("served")
+    if served:
+        lines += ["", "First decisions of the embedded model served by llama-cpp-python (`chatml-function-calling`) "
+                  "on BFCL `simple_python`:", "",
+                  "| protocol | correct | tool calls | FINISH | unparseable | tokens / case | s / case |",
+                  "|---|---|---|---|---|---|---|"]
+        for key, s in served["summary"].items():
+            lines.append(f"| {key} | {s['correct']}/{s['cases']} | {s['calls']} | {s['finish']} | "
+                         f"{s['unparseable']} | {s['tokens_per_case']} | {s['seconds_per_case']} |")
     return "\n".join(lines)
 
 
@@ -252,11 +347,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.protocols", description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.5, help="seconds each tool sleeps (default 0.5)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per configuration for the wall time")
+    parser.add_argument("--server-model", action="store_true",
+                        help="also score first decisions of the embedded model behind llama-cpp-python's server")
+    parser.add_argument("--cases", type=int, default=8, help="BFCL simple_python cases for --server-model")
+    parser.add_argument("--model-path", default=None, help="a GGUF file for --server-model (default: embedded)")
     _common.add_common_args(parser)
     args = parser.parse_args(argv)
-    results = run(args.latency, args.repeats)
-    return _common.publish(NAME, {"latency": args.latency, "repeats": args.repeats}, results, args, plot=plot,
-                           markdown=markdown)
+    results = run(args.latency, args.repeats, server_model=args.server_model, cases=args.cases,
+                  model_path=args.model_path)
+    config = {"latency": args.latency, "repeats": args.repeats, "server_model": args.server_model,
+              "cases": args.cases}
+    return _common.publish(NAME, config, results, args, plot=plot, markdown=markdown)
 
 
 if __name__ == "__main__":

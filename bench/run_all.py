@@ -102,13 +102,17 @@ it shows Ray's per-task overhead. Memory is the peak traced allocation for N and
 Method: `python -m bench.protocols`. The real `ChatOpenAI` client against an OpenAI-compatible server on
 loopback whose scripted oracle answers every request with the next decision of the ideal solution, in the
 protocol's format; prompt characters count every request's messages plus, for native requests, the `tools`
-schemas sent with each call. So the table measures what each protocol costs in calls and prompt size for
-the same decisions, not how often a model decides right with each: that needs a model that calls tools
-natively, which the embedded 270M base model does not do (llama.cpp's function-calling chat formats on
-it were not run here). Parallel calls save model calls and wall time only where a task has independent
-calls (`three`); a chain of dependent calls (`chain`) costs the same in every configuration. For the same
-decisions native requests are 10-15 % larger here: the tools' JSON schemas go with every request and are
-longer than the text protocol's tool lines; the text prompt that allows lists carries one more paragraph.""",
+schemas sent with each call. So those tables measure what each protocol costs in calls and prompt size for
+the same decisions, not how often a model decides right with each. The last table does (`--server-model`):
+the embedded 270M *base* model behind llama-cpp-python's server never chooses to call a tool when the choice
+is its own (`tool_choice` left to it, as the native protocol does), so every native first decision is an
+empty answer; the text protocol constrains the decision to its JSON schema and the model picks a tool on
+every case. A model trained for tool calls (GPT-4.1, GigaChat, Qwen) is where the native protocol can win;
+the text protocol is what makes a small base model usable. Parallel calls save model calls and wall time
+only where a task has independent calls (`three`); a chain of dependent calls (`chain`) costs the same in
+every configuration. For the same decisions native requests are 10-15 % larger here: the tools' JSON schemas
+go with every request and are longer than the text protocol's tool lines; the text prompt that allows lists
+carries one more paragraph.""",
 }
 
 
@@ -286,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             "model_calls": ["--local"] if args.local else [],
             "concurrency": [],
             "batch": [],
-            "protocols": [],
+            "protocols": ["--server-model"] if args.local else [],
         }
         if args.quick:
             extra["bfcl"] += ["--limit", "2"]
