@@ -192,6 +192,7 @@ def test_output_schema_answer_that_does_not_validate_goes_back_as_a_tool_message
     model = NativeScriptedModel([calls(("final_answer", {"count": "many"})), calls(("final_answer", {"count": 3}))])
     result = ReactAgent(model, [], protocol="native", output_schema=Answer, prompts="en").run("count")
     assert result.status == "finished" and result.output_object == Answer(count=3)
+    assert model.calls[0].messages[1].content == "count"  # the schema is the tool's, not in the task
     second = model.calls[1].messages
     assert isinstance(second[-1], ToolMessage) and second[-1].tool_call_id == "id1"
     assert [c["name"] for c in second[-2].tool_calls] == ["final_answer"]

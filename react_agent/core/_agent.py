@@ -191,7 +191,7 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         group = state.iterations if len(calls) > 1 or self.native_llm is not None else None
         ran = iter(outcomes)
         for k, call in enumerate(calls):
-            outcome = Outcome(call.refusal, "refused") if call.refusal is not None else next(ran)
+            outcome = call.refusal if call.refusal is not None else next(ran)
             action = call.action
             yield from self.record(state, AgentStep(
                 thought=action.thought, action=action.action, action_input=action.action_input,

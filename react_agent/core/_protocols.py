@@ -22,7 +22,7 @@ from react_agent.core._render import truncate
 from react_agent.errors import ConfigError
 from react_agent.parsing import parse_actions
 from react_agent.runtime import ModelReply, NativeReply, RunState, read_native_reply
-from react_agent.tools import ToolRegistry
+from react_agent.tools import Outcome, ToolRegistry
 
 __all__ = ["FINAL_TOOL", "Call", "Decision", "bind_native", "native_decision", "native_messages", "one_call_models",
            "text_decision"]
@@ -33,11 +33,11 @@ FINAL_TOOL = "final_answer"
 
 @dataclass(frozen=True)
 class Call:
-    """One tool call of a decision; ``refusal`` is the observation recorded instead of running it."""
+    """One tool call of a decision; ``refusal`` is the outcome recorded instead of running it."""
 
     action: AgentAction
     call_id: str | None = None
-    refusal: str | None = None
+    refusal: Outcome | None = None
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,12 @@ def capped(calls: Sequence[Call], limit: int | None, prompts: PromptSet) -> tupl
     for call in calls:
         action = call.action
         if call.refusal is None and action.is_finish:
-            call = Call(action, call.call_id, prompts.render("not_run", action=action.action, reason="finish"))
+            text = prompts.render("not_run", action=action.action, reason="finish")
+            call = Call(action, call.call_id, Outcome(text, "not_run"))
         elif call.refusal is None and limit is not None and taken >= limit:
-            call = Call(action, call.call_id, prompts.render("not_run", action=action.action,
-                                                             action_input=action.action_input, reason="limit",
-                                                             limit=limit))
+            text = prompts.render("not_run", action=action.action, action_input=action.action_input, reason="limit",
+                                  limit=limit)
+            call = Call(action, call.call_id, Outcome(text, "not_run"))
         elif call.refusal is None:
             taken += 1
         result.append(call)
@@ -95,10 +96,10 @@ def native_decision(reply: ModelReply, state: RunState, *, limit: int | None, st
             calls.append(Call(AgentAction(thought=thought, action=FINISH, action_input=answer), call_id))
         elif call.error is not None:
             known = call.name in registry.tools
-            refusal = prompts.render("invalid_arguments", action=call.name, action_input=call.arguments,
-                                     error=call.error, arguments=registry.arguments_text(call.name) if known else "")
+            text = prompts.render("invalid_arguments", action=call.name, action_input=call.arguments,
+                                  error=call.error, arguments=registry.arguments_text(call.name) if known else "")
             calls.append(Call(AgentAction(thought=thought, action=call.name, action_input=str(call.arguments)),
-                              call_id, refusal))
+                              call_id, Outcome(text, "invalid_arguments")))
         else:
             calls.append(Call(AgentAction(thought=thought, action=call.name, action_input=_as_dict(call.arguments)),
                               call_id))

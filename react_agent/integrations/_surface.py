@@ -197,7 +197,8 @@ def start(agent: RunnableAgent, input: Any, config: RunnableConfig | None, *, jo
     task, extra = task_of(input)
     if _resume is None:  # a journaled task is already composed
         history = history_of(extra.get("chat_history", chat_history))
-        task = compose_task(agent.prompts, task, history, agent.config.output_schema)
+        native = getattr(agent.config, "protocol", "text") == "native"  # its answer's schema is a tool's parameters
+        task = compose_task(agent.prompts, task, history, None if native else agent.config.output_schema)
     journal = extra.get("journal", journal)
     session = extra.get("session", session)
     if session is not None and not isinstance(session, Mapping):
