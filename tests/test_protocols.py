@@ -380,3 +380,27 @@ def test_constrained_decoding_asks_for_a_list_of_actions_when_several_are_allowe
     single = ScriptedChatModel([finish("x")], supports_json_schema=True)
     ReactAgent(single, kit.tools, constrained=True).run("go")
     assert '"actions"' not in json.dumps(single.calls[0].kwargs)
+
+
+def test_a_reply_of_many_calls_runs_at_most_16_at_once() -> None:
+    """A hostile reply of 40 calls: every call runs and is answered in order, never more than 16 at a time."""
+    lock, now, peak = threading.Lock(), [0], [0]
+
+    @tool
+    def busy(n: int) -> str:
+        """Counts how many run at once."""
+        with lock:
+            now[0] += 1
+            peak[0] = max(peak[0], now[0])
+        time.sleep(0.05)
+        with lock:
+            now[0] -= 1
+        return str(n)
+
+    reply = calls(*[("busy", {"n": n}) for n in range(40)])
+    for run in ("run", "arun"):
+        peak[0] = 0
+        agent = ReactAgent(NativeScriptedModel([reply, AIMessage(content="ok")]), [busy], protocol="native")
+        result = agent.run("go") if run == "run" else asyncio.run(agent.arun("go"))
+        assert [s.observation for s in result.steps[:40]] == [str(n) for n in range(40)]
+        assert 1 < peak[0] <= 16, (run, peak[0])
