@@ -17,7 +17,7 @@ from react_agent.errors import (
     RunError,
 )
 from react_agent.integrations import AgentNode, AgentTool, ConfigurableAgent, Conversation
-from react_agent.parsing import parse_response
+from react_agent.parsing import parse_actions, parse_response
 from react_agent.plan import Plan, PlanAndExecuteAgent, PlanConfig, PlanResult, PlanState, PlanStep
 from react_agent.react import ReactAgent
 from react_agent.reflection import ReflectionAgent, ReflectionConfig, ReflectionState
@@ -59,6 +59,7 @@ __all__ = [
     "Usage",
     "answer_schema",
     "is_transient",
+    "parse_actions",
     "parse_response",
     "read_journal",
 ]

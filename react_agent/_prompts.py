@@ -42,7 +42,9 @@ _STEP_VARS = frozenset({"task", "tools", "tool_names", "history", "steps", "tool
 
 TEMPLATE_VARIABLES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
     # name: (required, allowed)
-    "step": (frozenset({"task", "tools", "history"}), _STEP_VARS | {"examples"}),
+    "step": (frozenset({"task", "tools", "history"}), _STEP_VARS | {"examples", "max_parallel_calls"}),
+    "native": (frozenset(), frozenset({"task", "max_parallel_calls", "final_tool"})),
+    "not_run": (frozenset({"action", "reason"}), frozenset({"action", "action_input", "reason", "limit"})),
     "reflection": (frozenset({"task", "history"}), _STEP_VARS),
     "corrective": (frozenset({"task", "reflection", "history"}), _STEP_VARS | {"reflection", "examples"}),
     "final_answer": (frozenset({"task", "history"}), _STEP_VARS),

@@ -56,7 +56,9 @@ class AgentStep(_Frozen):
 
     ``action`` is ``None`` when the model's text could not be parsed; then ``observation`` holds the
     feedback the model was shown and ``is_error`` is true. ``reflection`` holds the reflection text
-    made after this step (ReflectionAgent), if any.
+    made after this step (ReflectionAgent), if any. ``call_id`` is the id of the tool call under the native
+    protocol; ``decision`` numbers the decision a step came from when a decision made several steps (parallel
+    calls) or under the native protocol (``None`` otherwise).
     """
 
     thought: str = ""
@@ -68,6 +70,8 @@ class AgentStep(_Frozen):
     raw_output: str = ""
     duration_s: float = 0.0
     usage: Usage = Field(default_factory=Usage)
+    call_id: str | None = None
+    decision: int | None = None
 
 
 class Example(_Frozen):

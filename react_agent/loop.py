@@ -4,6 +4,7 @@ A loop (``BaseAgent.loop(state)``) is a generator that never does I/O. It yields
 
 - :class:`ModelCall` and receives a :class:`ModelReply` (``text``, ``usage``, ``seconds``);
 - :class:`ToolCall` and receives an :class:`Outcome` (``observation``, ``kind``, ``is_error``);
+- :class:`ToolCalls` (several calls of one decision, run concurrently) and receives their outcomes in order;
 - :class:`StepDone` (through ``yield from agent.record(state, step)``) to publish a step.
 
 The agent's journal layer answers replayed effects from the run's journal, so a custom loop is resumable
@@ -20,6 +21,7 @@ from react_agent.runtime import (
     RunState,
     StepDone,
     ToolCall,
+    ToolCalls,
     message_text,
     message_usage,
     task_of,
@@ -36,6 +38,7 @@ __all__ = [
     "RunState",
     "StepDone",
     "ToolCall",
+    "ToolCalls",
     "message_text",
     "message_usage",
     "task_of",

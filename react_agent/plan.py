@@ -142,6 +142,10 @@ class PlanAndExecuteAgent(BaseAgent):
         if self.config.output_schema is not None:
             raise ConfigError("output_schema is not supported by PlanAndExecuteAgent: its answer is the last step's "
                               "result (or a composed text); use ReactAgent or ReflectionAgent for structured answers")
+        if self.config.protocol != "text" or self.config.max_parallel_calls not in (None, 1):
+            raise ConfigError("PlanAndExecuteAgent writes its plan and fills its steps as text and runs the steps in "
+                              "plan order: protocol='native' and max_parallel_calls apply to ReactAgent and "
+                              "ReflectionAgent")
         self.plan_tools_text = self.prompts.render("tools", tool_specs=self.registry.specs, with_finish=False)
         full = answer_schema(list(self.registry.tools.values()))
         self.arg_schemas: Mapping[str, dict[str, Any]] = MappingProxyType({

@@ -107,6 +107,8 @@ def golden_variables(name: str, lang: str, seed_tools: list[BaseTool]) -> dict[s
                          "task": fixed["prose"]},
         "answer_format": {"task": fixed["task"], "schema": ANSWER_SCHEMA},
         "invalid_answer": {"error": "email: Field required", "schema": ANSWER_SCHEMA},
+        "native": {"task": fixed["task"], "max_parallel_calls": None, "final_tool": None},
+        "not_run": {**call, "reason": "limit", "limit": 2},
     }[name]
 
 

@@ -60,6 +60,7 @@ PUBLIC = sorted([
     "Usage",
     "answer_schema",
     "is_transient",
+    "parse_actions",
     "parse_response",
     "read_journal",
 ])
@@ -67,7 +68,7 @@ PUBLIC = sorted([
 TESTING = sorted(["FunctionChatModel", "RecordedCall", "ScriptExhaustedError", "ScriptedChatModel"])
 
 LOOP = sorted(["Effect", "Loop", "ModelCall", "ModelCallError", "ModelReply", "Outcome", "RunState", "StepDone",
-               "ToolCall", "message_text", "message_usage", "task_of"])
+               "ToolCall", "ToolCalls", "message_text", "message_usage", "task_of"])
 
 DECOMPOSE = sorted(["VERBS", "arun_decomposed", "combine_results", "run_decomposed", "run_subtasks", "split_task"])
 

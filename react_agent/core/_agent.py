@@ -30,8 +30,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from react_agent._prompts import PromptSet
-from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep
-from react_agent.core import _execute
+from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Usage
+from react_agent.core import _execute, _protocols
 from react_agent.core._config import AgentConfig, build_config
 from react_agent.core._render import check_examples, example_variables, history_entry, step_messages
 from react_agent.errors import ConfigError, OutputParseError
@@ -45,6 +45,7 @@ from react_agent.runtime import (
     RunState,
     StepDone,
     ToolCall,
+    ToolCalls,
     ainvoke_model,
     default_model_call,
     invoke_model,
@@ -106,6 +107,18 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         self.examples = self.config.examples
         self.call_facts = _execute.CallFacts.of(self.registry)
         self.valid_call = partial(_execute.valid_call, self.registry)
+        self.native_llm = (None if self.config.protocol == "text" else _protocols.bind_native(
+            llm, self.registry, None if output is None else output_json_schema(output)))
+        """Under ``protocol="native"``: the model with the tools bound (``llm.bind_tools``), for decisions."""
+        limit = self.config.max_parallel_calls
+        self.call_limit: int | None = limit if limit is not None else (1 if self.native_llm is None else None)
+        """The most tool calls one decision may hold (``None``: every call of a native reply)."""
+        several = self.native_llm is None and self.call_limit is not None and self.call_limit > 1
+        self.decision_schema: dict[str, Any] | None = (
+            None if not self.mode or self.native_llm is not None else
+            _protocols.parallel_answer_schema(self.answer_schema, self.call_limit or 1) if several
+            else self.answer_schema)
+        """The schema of a decision under constrained decoding (``None`` when off, and under the native protocol)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self.__dict__.get("_sealed"):
@@ -142,9 +155,9 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         """decide -> act -> observe -> review, bounded by ``max_iterations``; yields effects, no I/O."""
         while state.iterations < self.config.max_iterations and not self.out_of_time(state):
             state.iterations += 1
-            reply: ModelReply = yield ModelCall(self.build_messages(state), "decision", self._decision_schema)
+            reply: ModelReply = yield self.decision_call(state)
             try:
-                action = self.parse(reply.text)
+                decision = self.decide(state, reply)
             except OutputParseError as exc:
                 state.parse_failures += 1
                 exhausted = state.parse_failures >= self.config.max_parse_errors
@@ -154,22 +167,66 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
                     return
                 continue
             state.parse_failures = 0
-            if action.is_finish:
-                yield from self.finish(state, action, reply)
+            if decision.finish is not None:
+                yield from self.finish(state, decision.finish, reply)
                 if state.done:
                     return
                 continue  # the answer did not match output_schema: the model was told why
-            started = time.monotonic()
-            outcome: Outcome = yield ToolCall(action)
-            yield from self.record(state, AgentStep(
-                thought=action.thought, action=action.action, action_input=action.action_input,
-                observation=outcome.observation, is_error=outcome.is_error, raw_output=reply.text,
-                duration_s=reply.seconds + time.monotonic() - started, usage=reply.usage,
-            ), review=True)
+            yield from self.act(state, decision, reply)
         if not state.done:
             yield from self._limit(state)
 
+    def act(self, state: RunState, decision: _protocols.Decision, reply: ModelReply) -> Loop[None]:
+        """Run the decision's calls (several at once as :class:`ToolCalls`) and record a step per call, in
+        call order; a refused call is recorded with its refusal. The review follows the last step."""
+        calls = decision.calls
+        runnable = [c.action for c in calls if c.refusal is None]
+        started = time.monotonic()
+        outcomes: list[Outcome] = []
+        if len(runnable) == 1:
+            outcomes = [(yield ToolCall(runnable[0]))]
+        elif runnable:
+            outcomes = yield ToolCalls(tuple(runnable))
+        seconds = reply.seconds + time.monotonic() - started
+        group = state.iterations if len(calls) > 1 or self.native_llm is not None else None
+        ran = iter(outcomes)
+        for k, call in enumerate(calls):
+            outcome = call.refusal if call.refusal is not None else next(ran)
+            action = call.action
+            yield from self.record(state, AgentStep(
+                thought=action.thought, action=action.action, action_input=action.action_input,
+                observation=outcome.observation, is_error=outcome.is_error, raw_output=reply.text,
+                duration_s=seconds, usage=reply.usage if k == 0 else Usage(), call_id=call.call_id,
+                decision=group), review=k == len(calls) - 1)
+
     # ---------------------------------------------------------------- decide
+    def decision_call(self, state: RunState) -> ModelCall:
+        """The model call of the next decision: the step prompt, or under the native protocol the native
+        messages with the tools bound."""
+        if self.native_llm is not None:
+            return ModelCall(self.build_native_messages(state), "decision", tool_calls=True)
+        return ModelCall(self.build_messages(state), "decision", self._decision_schema)
+
+    def decide(self, state: RunState, reply: ModelReply) -> _protocols.Decision:
+        """The model's decision in its reply; raises :class:`OutputParseError` when the text protocol cannot
+        read one (the native protocol always can: a reply without calls is the answer)."""
+        if self.native_llm is not None:
+            return _protocols.native_decision(reply, state, limit=self.call_limit, prompts=self.prompts,
+                                              structured=self.config.output_schema is not None,
+                                              registry=self.registry)
+        return _protocols.text_decision(reply.text, self.parse, self.registry.names, limit=self.call_limit or 1,
+                                        allow_plain_answer=self.config.allow_plain_answer,
+                                        validate=self.valid_call, prompts=self.prompts)
+
+    def build_native_messages(self, state: RunState) -> list[BaseMessage]:
+        """The messages of a native decision: the ``native`` system prompt, the task, and each decision so far
+        as ``AIMessage(tool_calls)`` + ``ToolMessage`` s (reflections as human messages after them)."""
+        final = _protocols.FINAL_TOOL if self.config.output_schema is not None else None
+        system = self.prompts.render("native", task=state.task, max_parallel_calls=self.call_limit, final_tool=final)
+        return _protocols.native_messages(self.prompts, state, system=system,
+                                          limit=self.config.max_observation_chars, window=self.config.history_window,
+                                          one_call=_protocols.one_call_models(self.llm))
+
     def build_messages(self, state: RunState) -> list[BaseMessage]:
         """The messages of the next decision (the ``step`` prompt)."""
         own = (self.registry.specs, self.example_variables)
@@ -193,9 +250,12 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         texts = [text for _, _, text in entries if text is not None]
         history = (self.prompts.join_items("history", texts) if texts and len(texts) == len(entries)
                    else self.prompts.render("history", steps=steps))  # each entry is rendered once when it can be
-        return {"task": state.task, "tools": self.tools_text, "tool_names": self.tool_names,
-                "history": history, "steps": steps, "tool_specs": self.registry.specs,
-                "examples": self.example_variables}
+        variables: dict[str, Any] = {"task": state.task, "tools": self.tools_text, "tool_names": self.tool_names,
+                     "history": history, "steps": steps, "tool_specs": self.registry.specs,
+                     "examples": self.example_variables}
+        if self.call_limit is not None and self.call_limit > 1:
+            variables["max_parallel_calls"] = self.call_limit
+        return variables
 
     def _entry(self, state: RunState, index: int,
                step: AgentStep) -> tuple[AgentStep, dict[str, Any], str | None]:
@@ -210,7 +270,7 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
 
     @property
     def _decision_schema(self) -> dict[str, Any] | None:
-        return self.answer_schema if self.mode else None
+        return self.decision_schema
 
     def model_kwargs(self, call: ModelCall | None) -> dict[str, Any]:
         """The extra keyword arguments of one model call: the structured-output request of its schema."""
@@ -222,10 +282,11 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         """Invoke the model (with retries for transient errors); returns its message. The model's failures
         are raised as :class:`ModelCallError`; anything else an override raises is a bug."""
         kwargs = self.model_kwargs(call)
+        llm = self._model_for(call)
         try:
             if self.config.retry is None:
-                return invoke_model(self.llm, messages, config, kwargs, call)
-            return self.config.retry.call(lambda: invoke_model(self.llm, messages, config, kwargs, call))
+                return invoke_model(llm, messages, config, kwargs, call)
+            return self.config.retry.call(lambda: invoke_model(llm, messages, config, kwargs, call))
         except Exception as exc:
             raise model_error(exc) from exc
 
@@ -233,12 +294,17 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
     async def acall_model(self, messages: list[BaseMessage], config: RunnableConfig,
                           call: ModelCall | None = None) -> Any:
         kwargs = self.model_kwargs(call)
+        llm = self._model_for(call)
         try:
             if self.config.retry is None:
-                return await ainvoke_model(self.llm, messages, config, kwargs, call)
-            return await self.config.retry.acall(lambda: ainvoke_model(self.llm, messages, config, kwargs, call))
+                return await ainvoke_model(llm, messages, config, kwargs, call)
+            return await self.config.retry.acall(lambda: ainvoke_model(llm, messages, config, kwargs, call))
         except Exception as exc:
             raise model_error(exc) from exc
+
+    def _model_for(self, call: ModelCall | None) -> Any:
+        """The bound model for a native decision, else the model."""
+        return self.native_llm if call is not None and call.tool_calls and self.native_llm is not None else self.llm
 
     def parse(self, text: str) -> AgentAction:
         """Turn the model's text into an action; raise :class:`OutputParseError` when it cannot. A reply cut

@@ -56,6 +56,11 @@ class AgentConfig(BaseModel):
     - ``examples``: worked :class:`Example` s shown by step prompts that use the ``examples`` variable.
     - ``name``: the run's name in traces (default: the class name).
     - ``output_schema``: a pydantic model the final answer must follow (``result.output_object``).
+    - ``protocol``: ``"text"`` (the model writes the decision as JSON text; default) or ``"native"`` (the
+      model's own tool calls through ``bind_tools``; see docs/concepts.md, "Protocols").
+    - ``max_parallel_calls``: the most tool calls one decision may hold; they run concurrently, and calls
+      beyond it are not run (an error observation each). ``None``: 1 under the text protocol, every call of a
+      reply under the native one. Above 1 the text prompts tell the model it may answer with a list.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, validate_default=False)
@@ -81,6 +86,8 @@ class AgentConfig(BaseModel):
     journal: Path | None = Field(None, description="None or the path of a .jsonl journal file (its folder must exist)")
     examples: tuple[Example, ...] = Field((), description="a sequence of react_agent.Example")
     output_schema: Any = Field(None, description="None or a pydantic model class (the shape of the final answer)")
+    protocol: Literal["text", "native"] = Field("text", description="'text' or 'native'")
+    max_parallel_calls: PositiveInt | None = Field(None, description="None or a positive integer")
 
     @field_validator("prompts", mode="before")
     @classmethod

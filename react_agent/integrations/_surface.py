@@ -139,8 +139,10 @@ class AgentRunnable(Runnable[Any, AgentResult]):
         agent = _agent(self)
         keep = ("max_iterations", "history_window", "max_observation_chars", "final_answer", "allow_plain_answer",
                 "max_parse_errors", "max_tokens_budget")
+        decision = {k: getattr(agent.config, k, None) for k in ("protocol", "max_parallel_calls")}
+        changed = {k: v for k, v in decision.items() if v not in (None, "text")}  # defaults: as journaled before
         return {"agent": type(self).__name__, "tools": agent.registry.names,
-                **{k: getattr(agent.config, k) for k in keep if k in type(agent.config).model_fields}}
+                **{k: getattr(agent.config, k) for k in keep if k in type(agent.config).model_fields}, **changed}
 
     # ---------------------------------------------------------------- LangChain / LangGraph
     def as_tool(self, args_schema: Any = None, *, name: str | None = None, description: str | None = None,
@@ -195,7 +197,8 @@ def start(agent: RunnableAgent, input: Any, config: RunnableConfig | None, *, jo
     task, extra = task_of(input)
     if _resume is None:  # a journaled task is already composed
         history = history_of(extra.get("chat_history", chat_history))
-        task = compose_task(agent.prompts, task, history, agent.config.output_schema)
+        native = getattr(agent.config, "protocol", "text") == "native"  # its answer's schema is a tool's parameters
+        task = compose_task(agent.prompts, task, history, None if native else agent.config.output_schema)
     journal = extra.get("journal", journal)
     session = extra.get("session", session)
     if session is not None and not isinstance(session, Mapping):

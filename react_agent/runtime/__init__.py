@@ -28,9 +28,20 @@ from react_agent.runtime._journal import (
     session_references,
     with_idempotency_key,
 )
+from react_agent.runtime._native import NativeCall, NativeReply, native_reply_text, read_native_reply
 from react_agent.runtime._retry import RetryPolicy, explain_model_error, is_transient
 from react_agent.runtime._runs import STEP_EVENT, end_payload, last, model_error, step_data, task_of
-from react_agent.runtime._state import Effect, Loop, ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall
+from react_agent.runtime._state import (
+    Effect,
+    Loop,
+    ModelCall,
+    ModelCallError,
+    ModelReply,
+    RunState,
+    StepDone,
+    ToolCall,
+    ToolCalls,
+)
 from react_agent.runtime._usage import report_subrun_usage, subrun_usage
 
 __all__ = [
@@ -44,11 +55,14 @@ __all__ = [
     "ModelCall",
     "ModelCallError",
     "ModelReply",
+    "NativeCall",
+    "NativeReply",
     "RetryPolicy",
     "RunJournal",
     "RunState",
     "StepDone",
     "ToolCall",
+    "ToolCalls",
     "accepts_idempotency_key",
     "advance",
     "ainvoke_model",
@@ -70,8 +84,10 @@ __all__ = [
     "message_text",
     "message_usage",
     "model_error",
+    "native_reply_text",
     "perform",
     "read_journal",
+    "read_native_reply",
     "redact_session",
     "report_subrun_usage",
     "secret_values",

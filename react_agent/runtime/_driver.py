@@ -10,10 +10,13 @@ layer handles (deadline, the model's failure) by throwing it in. Published steps
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
 import time
 import traceback
 from collections.abc import Generator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,15 +27,18 @@ from react_agent._types import AgentAction, AgentResult, Usage
 from react_agent.errors import ConfigError, RunError
 from react_agent.runtime._agent import Agent, is_default_model_call
 from react_agent.runtime._journal import JournalError, RunJournal, ToolCallRecord, redact, secret_values
-from react_agent.runtime._state import ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall
+from react_agent.runtime._native import native_reply_text
+from react_agent.runtime._state import ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall, ToolCalls
 from react_agent.runtime._usage import subrun_usage
 from react_agent.tools import DeadlineExceeded, Outcome, acall_in_thread, acall_within, call_within, native_async
 
-__all__ = ["Failure", "ModelIO", "ToolIO", "advance", "aperform", "close", "drive", "failed", "journal_of",
+__all__ = ["Failure", "ModelIO", "ToolBatch", "ToolIO", "advance", "aperform", "close", "drive", "failed", "journal_of",
            "masked_cause", "message_text", "message_usage", "perform", "safe_repr", "safe_str"]
 
 logger = logging.getLogger("react_agent")
 ZERO = Usage()
+MAX_CONCURRENT_CALLS = 16
+"""The calls of one decision that run at the same time at most (threads of ``run``, tasks of ``arun``)."""
 
 
 @dataclass(frozen=True)
@@ -53,13 +59,21 @@ class ToolIO:
 
 
 @dataclass(frozen=True)
+class ToolBatch:
+    """Tool calls of one decision for the driver to run concurrently (each one's journal record is finished as
+    soon as it completes); the driver answers with their outcomes in call order."""
+
+    calls: tuple[ToolIO, ...]
+
+
+@dataclass(frozen=True)
 class Failure:
     """A failure of the driver's I/O that the journal layer handles: thrown back into it."""
 
     exc: BaseException
 
 
-Layer = Generator[StepDone | ModelIO | ToolIO, Any, None]
+Layer = Generator[StepDone | ModelIO | ToolIO | ToolBatch, Any, None]
 
 
 def journal_of(state: RunState) -> RunJournal:
@@ -88,8 +102,10 @@ def drive(agent: Agent, state: RunState) -> Layer:
                 return
         elif isinstance(effect, ToolCall):
             reply = yield from _tool_effect(agent, state, effect.action)
+        elif isinstance(effect, ToolCalls):
+            reply = yield from _tools_effect(agent, state, effect.actions)
         else:
-            raise TypeError(f"the loop yielded {effect!r}; yield ModelCall, ToolCall or StepDone")
+            raise TypeError(f"the loop yielded {effect!r}; yield ModelCall, ToolCall, ToolCalls or StepDone")
 
 
 def _model_effect(agent: Agent, state: RunState, call: ModelCall) -> Generator[ModelIO, Any, ModelReply | None]:
@@ -115,7 +131,8 @@ def _model_effect(agent: Agent, state: RunState, call: ModelCall) -> Generator[M
         state.end("error", state.last_observation, error)
         journal.model_failed(error)
         return None
-    reply = _count(state, ModelReply(message_text(message), message_usage(message), time.monotonic() - started))
+    text = native_reply_text(message, message_text(message)) if call.tool_calls else message_text(message)
+    reply = _count(state, ModelReply(text, message_usage(message), time.monotonic() - started))
     if journal.path is not None and state.llm_calls == 1:
         journal.secrets = secret_values(agent.llm)  # a token the client obtained in its first call
     journal.model_done(reply.text, reply.usage, reply.seconds)
@@ -126,14 +143,38 @@ def _tool_effect(agent: Agent, state: RunState, action: AgentAction) -> Generato
     record = journal_of(state).tool_call(action.action, action.action_input, step=len(state.steps) + 1)
     if record.outcome is not None:  # journaled: never run again
         return record.outcome
-    left, timeout = state.time_left(), agent.config.timeout
-    if left is not None:
-        timeout = max(0.001, left if timeout is None else min(timeout, left))
+    timeout = _tool_timeout(agent, state)
     with subrun_usage() as subruns:  # agents run as tools report their usage here
         outcome: Outcome = yield ToolIO(action, record, timeout)
     if subruns.usage.total_tokens:
         state.usage = state.usage + subruns.usage
     return record.finish(outcome)
+
+
+def _tool_timeout(agent: Agent, state: RunState) -> float | None:
+    left = state.time_left()
+    timeout: float | None = None if agent.config.timeout is None else float(agent.config.timeout)
+    if left is not None:
+        timeout = max(0.001, left if timeout is None else min(timeout, left))
+    return timeout
+
+
+def _tools_effect(agent: Agent, state: RunState,
+                  actions: tuple[AgentAction, ...]) -> Generator[ToolBatch, Any, list[Outcome]]:
+    """Concurrent calls: every record first (journaled ones keep their outcome), then the rest as one batch."""
+    first = len(state.steps) + 1
+    records = journal_of(state).tool_batch([(a.action, a.action_input) for a in actions], step=first)
+    outcomes: list[Outcome | None] = [r.outcome for r in records]
+    todo = [i for i, outcome in enumerate(outcomes) if outcome is None]
+    if todo:
+        timeout = _tool_timeout(agent, state)
+        with subrun_usage() as subruns:
+            done: list[Outcome] = yield ToolBatch(tuple(ToolIO(actions[i], records[i], timeout) for i in todo))
+        if subruns.usage.total_tokens:
+            state.usage = state.usage + subruns.usage
+        for i, outcome in zip(todo, done, strict=True):
+            outcomes[i] = outcome
+    return [o for o in outcomes if o is not None]
 
 
 def _count(state: RunState, reply: ModelReply) -> ModelReply:
@@ -185,8 +226,11 @@ def advance(layer: Layer, reply: Any) -> Any:
         return None
 
 
-def perform(agent: Agent, io: ModelIO | ToolIO, config: RunnableConfig) -> Any:
-    """Carry out one I/O request in the calling thread (a model call bounded by the deadline)."""
+def perform(agent: Agent, io: ModelIO | ToolIO | ToolBatch, config: RunnableConfig) -> Any:
+    """Carry out one I/O request in the calling thread (a model call bounded by the deadline; a batch of tool
+    calls in a thread pool bounded by its size)."""
+    if isinstance(io, ToolBatch):
+        return _perform_batch(agent, io, config)
     if isinstance(io, ModelIO):
         if io.timeout is None:
             return agent.call_model(io.call.messages, config, io.call)
@@ -195,9 +239,11 @@ def perform(agent: Agent, io: ModelIO | ToolIO, config: RunnableConfig) -> Any:
         return agent.execute(io.action, config=config, timeout=io.timeout)
 
 
-async def aperform(agent: Agent, io: ModelIO | ToolIO, config: RunnableConfig) -> Any:
+async def aperform(agent: Agent, io: ModelIO | ToolIO | ToolBatch, config: RunnableConfig) -> Any:
     """Async :func:`perform`; a model without async code of its own is called in a daemon thread (never the
-    loop's default executor, which ``asyncio.run`` joins)."""
+    loop's default executor, which ``asyncio.run`` joins); a batch of tool calls runs as tasks."""
+    if isinstance(io, ToolBatch):
+        return await _aperform_batch(agent, io, config)
     if isinstance(io, ModelIO):
         if not is_default_model_call(agent) or native_async(agent.llm):
             return await acall_within(lambda: agent.acall_model(io.call.messages, config, io.call), io.timeout)
@@ -205,6 +251,37 @@ async def aperform(agent: Agent, io: ModelIO | ToolIO, config: RunnableConfig) -
                                      name="model")
     with io.record.active():
         return await agent.aexecute(io.action, config=config, timeout=io.timeout)
+
+
+def _perform_batch(agent: Agent, batch: ToolBatch, config: RunnableConfig) -> list[Outcome]:
+    """Each call in a worker thread of its own context; each call's result is journaled as it completes."""
+    def one(io: ToolIO) -> Outcome:
+        with io.record.active():
+            outcome = agent.execute(io.action, config=config, timeout=io.timeout)
+        return io.record.finish(outcome)
+
+    workers = min(len(batch.calls), MAX_CONCURRENT_CALLS)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="react_agent-tool") as pool:
+        futures = [pool.submit(contextvars.copy_context().run, one, io) for io in batch.calls]
+        return [future.result() for future in futures]
+
+
+async def _aperform_batch(agent: Agent, batch: ToolBatch, config: RunnableConfig) -> list[Outcome]:
+    """Each call as a task; each call's result is journaled (flushed in a worker thread) as it completes."""
+    lock, slots = asyncio.Lock(), asyncio.Semaphore(MAX_CONCURRENT_CALLS)
+
+    async def one(io: ToolIO) -> Outcome:
+        async with slots:
+            with io.record.active():
+                outcome = await agent.aexecute(io.action, config=config, timeout=io.timeout)
+        io.record.finish(outcome)
+        journal = io.record.journal
+        if journal.outbox:
+            async with lock:
+                await acall_in_thread(journal.flush, None, name="journal")
+        return outcome
+
+    return list(await asyncio.gather(*(one(io) for io in batch.calls)))
 
 
 def close(agent: Agent, state: RunState) -> AgentResult:

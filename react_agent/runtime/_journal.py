@@ -40,6 +40,7 @@ import hashlib
 import json
 import logging
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -91,6 +92,8 @@ MASK = "***"
 _MIN_SECRET = 4
 _CURRENT_CALL: contextvars.ContextVar[ToolCallRecord | None] = contextvars.ContextVar(
     "react_agent_tool_call", default=None)
+_ASKING = threading.RLock()
+"""Held while an ``approve`` callback runs: the concurrent calls of one decision ask one at a time."""
 
 
 # ---------------------------------------------------------------------------------------------- digests
@@ -333,7 +336,8 @@ class ToolCallRecord:
             return self.approval
         if ask is None:
             return False
-        self.approval = bool(ask(tool, action_input))
+        with _ASKING:
+            self.approval = bool(ask(tool, action_input))
         self.journal.append({"type": "approval", "seq": self.seq, "key": self.key, "tool": tool,
                              "approved": self.approval})
         return self.approval
@@ -489,6 +493,8 @@ class RunJournal:
         self._digest = ""
         self.replayed = 0
         self.outbox: list[bytes] | None = None
+        self._batch_live = False
+        self._flushing = threading.Lock()
 
     # -- construction
     @classmethod
@@ -558,9 +564,12 @@ class RunJournal:
 
     def flush(self) -> None:
         """Write and ``fsync`` the deferred records, all at once."""
-        if self.outbox:
-            data, self.outbox[:] = b"".join(self.outbox), []
-            self._write(data)
+        with self._flushing:  # concurrent tool calls flush from worker threads while others append
+            if self.outbox:
+                count = len(self.outbox)
+                data = b"".join(self.outbox[:count])
+                del self.outbox[:count]
+                self._write(data)
 
     def _write(self, data: bytes) -> None:
         assert self.path is not None
@@ -633,10 +642,24 @@ class RunJournal:
     def model_failed(self, error: str) -> None:
         self.append({"type": "model_error", "seq": self._seq, "digest": self._digest, "error": error})
 
-    def tool_call(self, tool: str, action_input: Any, *, step: int) -> ToolCallRecord:
+    def tool_batch(self, calls: Sequence[tuple[str, Any]], *, step: int) -> list[ToolCallRecord]:
+        """The records of the concurrent calls of one decision (``(tool, action_input)`` in call order; the
+        k-th call is step ``step + k``): each keeps its journaled outcome, and every ``tool_start`` is written
+        before any call runs. A crash inside the batch leaves any of its calls without a result; a resume
+        runs those again, each with its own key."""
+        batch, records = self._seq + 1, []
+        for k, (tool, action_input) in enumerate(calls):
+            records.append(self.tool_call(tool, action_input, step=step + k, batch=batch))
+        if self._batch_live:
+            self._batch_live = False
+            self._go_live()
+        return records
+
+    def tool_call(self, tool: str, action_input: Any, *, step: int, batch: int | None = None) -> ToolCallRecord:
         """The record of this tool call: its key, and its journaled outcome or approval if any.
 
         When the outcome is not journaled, a ``tool_start`` record is written before the call runs.
+        ``batch``: the first effect number of the concurrent calls this one belongs to (:meth:`tool_batch`).
         """
         entry = self._next("tool")
         if self.path is None and self._live:  # nothing to replay or write: the key only when a tool asks
@@ -660,9 +683,15 @@ class RunJournal:
             attempt = int(entry.get("attempts", 1)) + 1
             logger.warning("run %s: tool call %s (key %s) started before the crash but has no result: running it "
                            "again with the same key", self.run_id, tool, key)
-            self._go_live()
-        self.append({"type": "tool_start", "seq": self._seq, "step": step, "key": key, "tool": tool,
-                     "input": action_input, "attempt": attempt})
+            if batch is None:
+                self._go_live()
+            else:  # the batch's later calls are in the journal too: live once they are all taken
+                self._batch_live = True
+        record: dict[str, Any] = {"type": "tool_start", "seq": self._seq, "step": step, "key": key, "tool": tool,
+                                  "input": action_input, "attempt": attempt}
+        if batch is not None:
+            record["batch"] = batch
+        self.append(record)
         return call
 
     def new_key(self, step: int, action_input: Any) -> str:
@@ -713,9 +742,19 @@ def _effects(records: Sequence[dict[str, Any]], file: Path) -> dict[int, dict[st
     if seqs != list(range(1, len(seqs) + 1)):
         raise JournalError(f"journal {file}: effects {seqs} do not form an unbroken sequence")
     unfinished = [s for s in seqs if effects[s]["kind"] == "tool" and "end" not in effects[s]]
-    if unfinished and unfinished != [seqs[-1]]:
+    if unfinished and unfinished != [seqs[-1]] and not _in_last_batch(effects, seqs, unfinished):
         raise JournalError(f"journal {file}: tool calls {unfinished} have no result but later effects exist")
     return effects
+
+
+def _in_last_batch(effects: Mapping[int, dict[str, Any]], seqs: Sequence[int], unfinished: Sequence[int]) -> bool:
+    """Whether the calls without a result all belong to the concurrent batch that ends the journal."""
+    last = effects[seqs[-1]]
+    batch = last["start"].get("batch") if last["kind"] == "tool" else None
+    if not isinstance(batch, int):
+        return False
+    tail = [effects[s] for s in seqs if s >= batch]
+    return unfinished[0] >= batch and all(e["kind"] == "tool" and e["start"].get("batch") == batch for e in tail)
 
 
 def canonical_identity(identity: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ from react_agent.runtime._journal import RunJournal
 from react_agent.tools import Outcome
 
 __all__ = ["Effect", "Loop", "ModelCall", "ModelCallError", "ModelReply", "Outcome", "RunState", "StepDone",
-           "ToolCall"]
+           "ToolCall", "ToolCalls"]
 
 T = TypeVar("T")
 
@@ -32,6 +32,9 @@ class ModelCall:
     messages: list[BaseMessage]
     purpose: str = "decision"
     schema: Mapping[str, Any] | None = None
+    tool_calls: bool = False
+    """The native protocol's decision: the model's tools are bound, and the reply's tool calls come back in
+    its text (the JSON of :func:`react_agent.runtime.native_reply_text`), journaled and replayed with it."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,14 @@ class ToolCall:
     """Run a tool. The loop receives an :class:`Outcome` (an observation; a failure is never raised)."""
 
     action: AgentAction
+
+
+@dataclass(frozen=True)
+class ToolCalls:
+    """Run several tool calls of one decision concurrently. The loop receives their :class:`Outcome` s in
+    call order; each call is validated, approved, journaled and replayed on its own, with its own key."""
+
+    actions: tuple[AgentAction, ...]
 
 
 @dataclass(frozen=True)
@@ -57,8 +68,8 @@ class ModelReply:
     seconds: float
 
 
-Effect = ModelCall | ToolCall | StepDone
-"""What a loop yields: a model call, a tool call, or a completed step to publish."""
+Effect = ModelCall | ToolCall | ToolCalls | StepDone
+"""What a loop yields: a model call, a tool call, concurrent tool calls, or a completed step to publish."""
 Loop = Generator[Effect, Any, T]
 """A loop generator: yields effects, receives their replies, returns ``T`` (``None`` for a whole run)."""
 
