@@ -21,6 +21,7 @@ from langchain_core.utils.uuid import uuid7
 
 from react_agent._types import AgentResult, AgentStep
 from react_agent.errors import ConfigError
+from react_agent.integrations._graph import graph_control, step_chunk, stream_writer, with_messages
 from react_agent.integrations._runnable import (
     AgentNode,
     AgentTool,
@@ -155,13 +156,16 @@ class AgentRunnable(Runnable[Any, AgentResult]):
         that does not finish is a tool error (an observation for the caller)."""
         return agent_tool(_agent(self), args_schema, name=name, description=description, arg_types=arg_types)
 
-    def as_node(self, *, input_key: str = "input", output_key: str | None = None,
-                result_key: str | None = None) -> AgentNode:
+    def as_node(self, *, input_key: str | None = None, output_key: str | None = None,
+                result_key: str | None = None, tool_messages: bool = False) -> AgentNode:
         """This agent as a LangGraph node that maps state keys (see :class:`AgentNode`): the task from
-        ``state[input_key]``, the answer to ``state[output_key]`` (``"messages"``: an ``AIMessage``; default:
+        ``state[input_key]`` (default ``"input"``, or ``"messages"`` in a state with messages and no input),
+        the answer to ``state[output_key]`` (``"messages"``: an ``AIMessage``; default:
         ``"messages"`` when reading messages, else ``"output"``), the result as plain data to
-        ``state[result_key]`` when set."""
-        return AgentNode(_agent(self), input_key=input_key, output_key=output_key, result_key=result_key)
+        ``state[result_key]`` when set. ``tool_messages=True`` also appends the run's tool calls as
+        ``AIMessage(tool_calls=...)``/``ToolMessage`` pairs before the answer."""
+        return AgentNode(_agent(self), input_key=input_key, output_key=output_key, result_key=result_key,
+                         tool_messages=tool_messages)
 
     def with_options(self, **changes: Any) -> RunnableAgent:
         """A new agent of this class with the same model and tools and these options changed (agents are
@@ -226,13 +230,15 @@ def stream_run(agent: RunnableAgent, input: Any, config: RunnableConfig | None,
     run = manager.on_chain_start({"name": agent.name}, {"task": state.task}, run_id=config.get("run_id"),
                                  name=config.get("run_name") or agent.name)
     child = patch_config(config, callbacks=run.get_child())
-    layer, reply = drive(agent, state), None
+    layer, reply, writer = drive(agent, state), None, stream_writer()
     try:
         while (item := advance(layer, reply)) is not None:
             if isinstance(item, StepDone):
                 reply = None
                 if run.handlers:
                     run.get_child().on_custom_event(STEP_EVENT, step_data(state, item), run_id=run.run_id)
+                if writer is not None:
+                    writer(step_chunk(str(agent.name), len(state.steps), item.step))
                 yield item.step
             else:
                 try:
@@ -241,8 +247,10 @@ def stream_run(agent: RunnableAgent, input: Any, config: RunnableConfig | None,
                     reply = Failure(exc)
     except Exception as exc:
         run.on_chain_error(exc)
+        if graph_control(exc):  # a LangGraph interrupt() (e.g. in approve): LangGraph resumes the node
+            raise
         raise failed(agent, state, exc) from masked_cause(exc, state)
-    result = close(agent, state)
+    result = with_messages(close(agent, state), str(agent.name))
     run.on_chain_end(end_payload(result))
     yield result
 
@@ -260,7 +268,7 @@ async def astream_run(agent: RunnableAgent, input: Any, config: RunnableConfig |
                                         name=config.get("run_name") or agent.name)
            if manager.handlers else _silent_run(manager, config.get("run_id")))
     child = patch_config(config, callbacks=run.get_child())
-    layer, reply = drive(agent, state), None
+    layer, reply, writer = drive(agent, state), None, stream_writer()
     try:
         while (item := advance(layer, reply)) is not None:
             if journal.outbox:
@@ -269,18 +277,22 @@ async def astream_run(agent: RunnableAgent, input: Any, config: RunnableConfig |
                 reply = None
                 if run.handlers:
                     await run.get_child().on_custom_event(STEP_EVENT, step_data(state, item), run_id=run.run_id)
+                if writer is not None:
+                    writer(step_chunk(str(agent.name), len(state.steps), item.step))
                 yield item.step
             else:
                 try:
                     reply = await aperform(agent, item, child)
                 except (DeadlineExceeded, ModelCallError) as exc:  # the journal layer handles these
                     reply = Failure(exc)
-        result = close(agent, state)
+        result = with_messages(close(agent, state), str(agent.name))
         if journal.outbox:
             await acall_in_thread(journal.flush, None, name="journal")
     except Exception as exc:
         if run.handlers:
             await run.on_chain_error(exc)
+        if graph_control(exc):  # a LangGraph interrupt() (e.g. in approve): LangGraph resumes the node
+            raise
         raise failed(agent, state, exc) from masked_cause(exc, state)
     if run.handlers:
         await run.on_chain_end(end_payload(result))
