@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 import uuid
 import weakref
@@ -29,7 +30,7 @@ from langchain_core.prompts import BasePromptTemplate
 
 from react_agent.errors import ConfigError
 
-__all__ = ["LANGUAGES", "PROMPT_SETS", "TEMPLATE_VARIABLES", "PromptSet", "PromptSource"]
+__all__ = ["LANGUAGES", "PROMPT_SETS", "TEMPLATE_VARIABLES", "PromptSet", "PromptSource", "task_language"]
 
 LANGUAGES = ("ru", "en")
 """The languages of the built-in prompts: each has a folder with every template."""
@@ -37,6 +38,14 @@ LANGUAGES = ("ru", "en")
 PROMPT_SETS = ("ru", "en", "ru-compact", "en-compact")
 """The built-in prompt set names. ``<lang>-compact`` is the language's set with the templates of the folder
 ``prompts/<lang>-compact/`` (a short ``step`` prompt that shows the agent's ``examples``) on top."""
+
+_CYRILLIC = re.compile("[а-яё]", re.IGNORECASE)
+
+
+def task_language(text: str) -> str:
+    """The prompt language that fits ``text``: ``"ru"`` when it has Cyrillic letters, else ``"en"``."""
+    return "ru" if _CYRILLIC.search(text) else "en"
+
 
 _STEP_VARS = frozenset({"task", "tools", "tool_names", "history", "steps", "tool_specs"})
 

@@ -52,6 +52,7 @@ from react_agent import (
     __version__,
     read_journal,
 )
+from react_agent._prompts import task_language
 from react_agent.cli._batch import add_batch_commands, positive_int, positive_seconds
 from react_agent.cli._models import (
     EXIT_CREDENTIALS,
@@ -452,7 +453,7 @@ def _approver(args: argparse.Namespace, console: Console) -> Callable[[str, Any]
 
 def detect_lang(args: argparse.Namespace, text: str) -> str:
     """``--lang``, else ``ru`` when ``text`` has Cyrillic letters, else ``en``."""
-    return str(args.lang or ("ru" if re.search("[а-яё]", text, re.IGNORECASE) else "en"))
+    return str(args.lang or task_language(text))
 
 
 # ---------------------------------------------------------------------------------------------- showing runs

@@ -34,7 +34,7 @@ class AgentConfig(BaseModel):
     """The options of :class:`BaseAgent`, validated and frozen (``agent.config``):
 
     - ``max_iterations``: model decisions per run (parse failures count) before status ``"max_iterations"``.
-    - ``prompts``: ``"ru"`` (default), ``"en"``, ``"en-compact"``/``"ru-compact"``, a folder of ``*.jinja``
+    - ``prompts``: ``"ru"``, ``"en"``, ``"en-compact"``/``"ru-compact"``, a folder of ``*.jinja``
       overrides, a LangChain prompt template for the step prompt, a ``{name: template}`` mapping, or a
       :class:`PromptSet`; ``lang`` picks the base language when ``prompts`` is not a language code.
     - ``history_window``: how many recent steps the step prompt shows (``None``: all). The result keeps all.
@@ -56,6 +56,10 @@ class AgentConfig(BaseModel):
     - ``examples``: worked :class:`Example` s shown by step prompts that use the ``examples`` variable.
     - ``name``: the run's name in traces (default: the class name).
     - ``output_schema``: a pydantic model the final answer must follow (``result.output_object``).
+    - ``verbose``: print each step live on stderr (rich), as ``react-agent run`` shows it.
+
+    Without ``prompts`` and ``lang`` a run's prompts follow its task: Russian for a task with Cyrillic
+    letters, English otherwise.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, validate_default=False)
@@ -81,6 +85,7 @@ class AgentConfig(BaseModel):
     journal: Path | None = Field(None, description="None or the path of a .jsonl journal file (its folder must exist)")
     examples: tuple[Example, ...] = Field((), description="a sequence of react_agent.Example")
     output_schema: Any = Field(None, description="None or a pydantic model class (the shape of the final answer)")
+    verbose: StrictBool = Field(False, description="True or False")
 
     @field_validator("prompts", mode="before")
     @classmethod

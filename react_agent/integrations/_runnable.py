@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
@@ -28,6 +29,7 @@ from langchain_core.runnables import ConfigurableFieldSpec, Runnable, RunnableCo
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from react_agent._prompts import LANGUAGES, task_language
 from react_agent._types import AgentResult
 from react_agent.errors import ConfigError
 from react_agent.integrations._graph import tool_call_messages
@@ -214,6 +216,32 @@ def rebuild(agent: RunnableAgent, changes: Mapping[str, Any]) -> RunnableAgent:
     except TypeError as exc:  # a subclass whose __init__ takes other arguments
         raise ConfigError(f"{type(agent).__name__} cannot be rebuilt as {type(agent).__name__}(llm, tools, "
                           f"**options) ({exc}); override with_options") from None
+
+
+_LANGUAGE_VARIANTS: weakref.WeakKeyDictionary[Any, dict[str, RunnableAgent]] = weakref.WeakKeyDictionary()
+_VARIANTS_LOCK = threading.Lock()
+
+
+def for_task_language(agent: RunnableAgent, task: str) -> RunnableAgent:
+    """The agent that runs ``task``: ``agent`` itself, or - when it was built without ``prompts`` and ``lang`` -
+    the same agent with the built-in prompts in the task's language (:func:`task_language`), built once."""
+    config = agent.config
+    if {"prompts", "lang"} & config.model_fields_set or not isinstance(config.prompts, str):
+        return agent
+    lang = task_language(task)
+    base, _, variant = config.prompts.partition("-")
+    if base == lang or base not in LANGUAGES:
+        return agent
+    with _VARIANTS_LOCK:
+        built = _LANGUAGE_VARIANTS.get(agent, {}).get(lang)
+    if built is None:
+        try:
+            built = agent.with_options(prompts=f"{lang}-{variant}" if variant else lang)
+        except ConfigError:  # a subclass that cannot be rebuilt keeps its prompts
+            return agent
+        with _VARIANTS_LOCK:
+            _LANGUAGE_VARIANTS.setdefault(agent, {})[lang] = built
+    return built
 
 
 class ConfigurableAgent(Runnable[Any, AgentResult]):

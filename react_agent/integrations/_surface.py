@@ -21,6 +21,7 @@ from langchain_core.utils.uuid import uuid7
 
 from react_agent._types import AgentResult, AgentStep
 from react_agent.errors import ConfigError
+from react_agent.integrations._console import StepConsole
 from react_agent.integrations._graph import graph_control, step_chunk, stream_writer, with_messages
 from react_agent.integrations._runnable import (
     AgentNode,
@@ -29,6 +30,7 @@ from react_agent.integrations._runnable import (
     RunnableAgent,
     agent_tool,
     compose_task,
+    for_task_language,
     history_of,
     rebuild,
 )
@@ -224,7 +226,9 @@ def start(agent: RunnableAgent, input: Any, config: RunnableConfig | None, *, jo
 def stream_run(agent: RunnableAgent, input: Any, config: RunnableConfig | None,
                **kwargs: Any) -> Iterator[AgentStep | AgentResult]:
     """The sync driver: each step as it completes, then the result."""
+    agent = for_task_language(agent, task_of(input)[0])
     state, config = start(agent, input, config, **kwargs)
+    shown = _console(agent, state)
     manager = CallbackManager.configure(config.get("callbacks"), None, inheritable_tags=config.get("tags"),
                                         inheritable_metadata=config.get("metadata"))
     run = manager.on_chain_start({"name": agent.name}, {"task": state.task}, run_id=config.get("run_id"),
@@ -239,6 +243,8 @@ def stream_run(agent: RunnableAgent, input: Any, config: RunnableConfig | None,
                     run.get_child().on_custom_event(STEP_EVENT, step_data(state, item), run_id=run.run_id)
                 if writer is not None:
                     writer(step_chunk(str(agent.name), len(state.steps), item.step))
+                if shown is not None:
+                    shown.step(len(state.steps), item.step)
                 yield item.step
             else:
                 try:
@@ -252,6 +258,8 @@ def stream_run(agent: RunnableAgent, input: Any, config: RunnableConfig | None,
         raise failed(agent, state, exc) from masked_cause(exc, state)
     result = with_messages(close(agent, state), str(agent.name))
     run.on_chain_end(end_payload(result))
+    if shown is not None:
+        shown.result(result)
     yield result
 
 
@@ -259,7 +267,9 @@ async def astream_run(agent: RunnableAgent, input: Any, config: RunnableConfig |
                       **kwargs: Any) -> AsyncIterator[AgentStep | AgentResult]:
     """The async driver: as :func:`stream_run`, awaiting the I/O; deferred journal records are flushed in a
     worker thread before the run goes on."""
+    agent = for_task_language(agent, task_of(input)[0])
     state, config = start(agent, input, config, _deferred=True, **kwargs)
+    shown = _console(agent, state)
     journal = journal_of(state)
     journal.defer()
     manager = AsyncCallbackManager.configure(config.get("callbacks"), None, inheritable_tags=config.get("tags"),
@@ -279,6 +289,8 @@ async def astream_run(agent: RunnableAgent, input: Any, config: RunnableConfig |
                     await run.get_child().on_custom_event(STEP_EVENT, step_data(state, item), run_id=run.run_id)
                 if writer is not None:
                     writer(step_chunk(str(agent.name), len(state.steps), item.step))
+                if shown is not None:
+                    shown.step(len(state.steps), item.step)
                 yield item.step
             else:
                 try:
@@ -296,7 +308,18 @@ async def astream_run(agent: RunnableAgent, input: Any, config: RunnableConfig |
         raise failed(agent, state, exc) from masked_cause(exc, state)
     if run.handlers:
         await run.on_chain_end(end_payload(result))
+    if shown is not None:
+        shown.result(result)
     yield result
+
+
+def _console(agent: RunnableAgent, state: RunState) -> StepConsole | None:
+    """The live console of a ``verbose=True`` agent (the task printed), else ``None``."""
+    if not getattr(agent.config, "verbose", False):
+        return None
+    console = StepConsole(str(agent.name))
+    console.task(state.task)
+    return console
 
 
 def _silent_run(manager: AsyncCallbackManager, run_id: Any) -> AsyncCallbackManagerForChainRun:
