@@ -59,7 +59,7 @@ class AgentConfig(BaseModel):
     - ``verbose``: print each step live on stderr (rich), as ``react-agent run`` shows it.
 
     Without ``prompts`` and ``lang`` a run's prompts follow its task: Russian for a task with Cyrillic
-    letters, English otherwise.
+    letters, English otherwise (a subclass that defines its own ``__init__`` keeps ``"ru"``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, validate_default=False)

@@ -224,9 +224,12 @@ _VARIANTS_LOCK = threading.Lock()
 
 def for_task_language(agent: RunnableAgent, task: str) -> RunnableAgent:
     """The agent that runs ``task``: ``agent`` itself, or - when it was built without ``prompts`` and ``lang`` -
-    the same agent with the built-in prompts in the task's language (:func:`task_language`), built once."""
+    the same agent with the built-in prompts in the task's language (:func:`task_language`), built once.
+    A subclass with an ``__init__`` of its own keeps its prompts (a rebuilt agent would not share the data
+    that ``__init__`` keeps)."""
     config = agent.config
-    if {"prompts", "lang"} & config.model_fields_set or not isinstance(config.prompts, str):
+    if {"prompts", "lang"} & config.model_fields_set or not isinstance(config.prompts, str) \
+            or not _rebuilt_as_it_is(type(agent)):
         return agent
     lang = task_language(task)
     base, _, variant = config.prompts.partition("-")
@@ -242,6 +245,13 @@ def for_task_language(agent: RunnableAgent, task: str) -> RunnableAgent:
         with _VARIANTS_LOCK:
             _LANGUAGE_VARIANTS.setdefault(agent, {})[lang] = built
     return built
+
+
+def _rebuilt_as_it_is(cls: type) -> bool:
+    """Whether an agent of ``cls`` rebuilt from its options is the same agent: no class of its own defines
+    ``__init__`` (which may keep per-instance data a rebuilt agent would not share)."""
+    return all("__init__" not in vars(base) or base.__module__.startswith("react_agent.")
+               for base in cls.__mro__ if base is not object)
 
 
 class ConfigurableAgent(Runnable[Any, AgentResult]):

@@ -100,3 +100,22 @@ def test_library_code_has_no_print_call() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
                 found.append(f"{path.relative_to(package)}:{node.lineno}")
     assert found == []
+
+
+def test_a_subclass_with_its_own_init_keeps_its_prompts_and_its_data() -> None:
+    """An agent whose class defines __init__ (per-instance data) is never rebuilt for another language: the
+    data it keeps stays the agent's own."""
+
+    class Logging(ReactAgent):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            self.sent: list[object] = []
+
+        def call_model(self, messages, config, call=None):  # type: ignore[no-untyped-def]
+            self.sent.append(messages)
+            return super().call_model(messages, config, call)
+
+    llm = ScriptedChatModel([finish("ok")])
+    agent = Logging(llm, [add])
+    agent.run("find user Ivan")
+    assert len(agent.sent) == 1 and RUSSIAN in llm.calls[0].text
