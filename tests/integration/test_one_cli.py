@@ -1,0 +1,115 @@
+"""One CLI for every command: run, chat, resume, batch and eval take the same model and tool flags, through
+the real ``react-agent`` entry point in a subprocess (and its parser in process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from react_agent.cli import _main as cli
+
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
+SHARED = ("--model", "--model-path", "--base-url", "--api-key-env", "--option", "--prompts", "--constrained",
+          "--examples", "--tools")
+
+
+def reply(action: str, action_input: object) -> str:
+    return json.dumps({"thought": "t", "action": action, "action_input": action_input})
+
+
+def react_agent(*argv: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)]), "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "react_agent.cli", *argv], cwd=cwd, env=env, input=stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("command", ["run", "chat", "resume", "batch", "eval"])
+def test_every_command_has_the_shared_model_and_tool_flags(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args([command, "--help"])
+    shown = capsys.readouterr().out
+    assert [flag for flag in SHARED if flag not in shown] == []
+    assert ("--mcp" in shown) is (command not in ("batch", "eval"))
+
+
+def test_run_plays_a_scripted_model_with_the_users_tools(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([reply("add", {"a": 2, "b": 40}), reply("FINISH", "42")]))
+    done = react_agent("run", "What is 2 + 40?", "--tools", "cli_tools:tools", "--model", f"scripted:{script}",
+                       cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "42" and "Observation: 42" in done.stderr
+
+
+def test_prompts_and_examples_reach_the_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--prompts en-compact --examples FILE: the compact step prompt shows the worked example."""
+    from react_agent.testing import ScriptedChatModel
+
+    examples = tmp_path / "examples.json"
+    examples.write_text(json.dumps([{"task": "What is 1 + 1?", "steps": [],
+                                     "answer": {"thought": "add them", "action": "add",
+                                                "action_input": {"a": 1, "b": 1}}}]))
+    llm = ScriptedChatModel([reply("FINISH", "42")])
+    monkeypatch.setattr(cli, "build_model", lambda args: llm)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(TESTS))
+    code = cli.main(["run", "What is 2 + 40?", "--tools", "cli_tools:tools", "--prompts", "en-compact",
+                     "--examples", str(examples), "--constrained", "off"])
+    assert code == 0
+    assert "What is 1 + 1?" in llm.calls[0].text and '"add them"' in llm.calls[0].text
+    assert "response_format" not in json.dumps(llm.calls[0].kwargs)
+
+
+def test_a_malformed_option_or_examples_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "s.json").write_text("[]")
+    bad = react_agent("run", "x", "--model", "openai:qwen3", "-o", "temperature", cwd=tmp_path)
+    assert bad.returncode == 2 and "-o 'temperature': write KEY=VALUE" in bad.stderr
+    (tmp_path / "e.json").write_text('{"task": 1}')
+    bad = react_agent("run", "x", "--model", f"scripted:{tmp_path / 's.json'}", "--examples", "e.json", cwd=tmp_path)
+    assert bad.returncode == 2 and "--examples" in bad.stderr and "JSON list" in bad.stderr
+
+
+def test_model_options_go_to_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from react_agent.cli._models import model_options
+
+    args = cli.build_parser().parse_args(["run", "x", "-o", "temperature=0", "-o", "max_tokens=256",
+                                          "-o", "stop=[\"\\n\"]", "-o", "model=qwen3"])
+    assert model_options(args) == {"temperature": 0, "max_tokens": 256, "stop": ["\n"], "model": "qwen3"}
+
+
+def test_batch_runs_the_users_tools_and_eval_fails_when_a_check_fails(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "sum", "task": "What is 2 + 40?",
+                                 "checks": {"answer": "42"}}) + "\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([reply("add", {"a": 2, "b": 40}), reply("FINISH", "42")]))
+    done = react_agent("batch", str(tasks), "--out", "out.jsonl", "--tools", "cli_tools:tools",
+                       "--model", f"scripted:{script}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "out.jsonl").read_text().splitlines()[0])
+    assert result["status"] == "finished" and result["output"] == "42"
+
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps([reply("FINISH", "41")]))
+    failed = react_agent("eval", str(tasks), "--tools", "cli_tools:tools", "--model", f"scripted:{wrong}",
+                         "--no-plot", "--out-dir", "ev", cwd=tmp_path)
+    assert failed.returncode == 1 and "--allow-failures" in failed.stderr
+    allowed = react_agent("eval", str(tasks), "--tools", "cli_tools:tools", "--model", f"scripted:{wrong}",
+                          "--no-plot", "--out-dir", "ev2", "--allow-failures", cwd=tmp_path)
+    assert allowed.returncode == 0, allowed.stderr
+
+
+def test_eval_help_prints_a_single_percent_sign() -> None:
+    done = react_agent("eval", "--help", cwd=ROOT)
+    assert "95% Wilson" in " ".join(done.stdout.split()) and "%%" not in done.stdout
+
+
+def test_mcp_python_is_the_running_interpreter() -> None:
+    argv = cli.mcp_server("python my_server.py --flag")
+    assert argv == [sys.executable, "my_server.py", "--flag"]
