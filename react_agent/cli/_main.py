@@ -67,6 +67,7 @@ from react_agent.cli._models import (
     CliError,
     build_model,
 )
+from react_agent.cli._setup import add_setup_parser
 from react_agent.decompose import split_task
 from react_agent.demo import DEMO_EXAMPLES, SEED_TASKS, UserDB, make_demo_tools
 from react_agent.runtime import explain_model_error
@@ -690,7 +691,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="react-agent", description="Run text-protocol LLM agents from the terminal.")
     parser.add_argument("--version", action="version", version=f"react-agent {__version__}")
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{run,resume,chat,demo,batch,eval}")
+                                     metavar="{run,resume,chat,demo,batch,eval,setup-local}")
     run = commands.add_parser("run", help="solve one task", description="Solve TASK with your tools (--tools, --mcp) "
                               "or the demo tools, showing each step live on stderr; the answer goes to stdout.")
     run.add_argument("task", help="the task, in quotes")
@@ -719,6 +720,7 @@ def build_parser() -> argparse.ArgumentParser:
     _model_flags(demo)
     _agent_flags(demo)
     add_batch_commands(commands)
+    add_setup_parser(commands)
     run.set_defaults(func=cmd_run)
     resume.set_defaults(func=cmd_resume)
     chat.set_defaults(func=cmd_chat)

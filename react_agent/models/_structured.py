@@ -419,7 +419,8 @@ def _gbnf(schema_json: str) -> str:
         from llama_cpp.llama_grammar import json_schema_to_gbnf
     except ImportError as exc:
         raise ConfigError("constrained='grammar' compiles the schema with llama-cpp-python, which is not "
-                          "installed: pip install 'react-agent[local]', or use constrained='json_object'") from exc
+                          "installed: install the extra react-agent[local] (`react-agent setup-local`), or use "
+                          "constrained='json_object'") from exc
     try:
         return str(json_schema_to_gbnf(schema_json))
     except Exception as exc:  # the converter asserts on what it cannot express
