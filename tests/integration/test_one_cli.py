@@ -113,3 +113,58 @@ def test_eval_help_prints_a_single_percent_sign() -> None:
 def test_mcp_python_is_the_running_interpreter() -> None:
     argv = cli.mcp_server("python my_server.py --flag")
     assert argv == [sys.executable, "my_server.py", "--flag"]
+
+
+def test_the_install_section_lists_every_extra_of_the_package() -> None:
+    """README and docs/index.md have the same install section, and its table names exactly pyproject's extras."""
+    import re
+    tomllib = pytest.importorskip("tomllib")
+
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    sections = []
+    for page in (ROOT / "README.md", ROOT / "docs" / "index.md"):
+        text = page.read_text(encoding="utf-8")
+        start = text.index("## Install\n")
+        sections.append(text[start:text.index("\n## ", start + 1)] if "\n## " in text[start + 1:] else text[start:])
+    assert sections[0].split("An error that")[0] == sections[1].split("An error that")[0]
+    listed = set(re.findall(r"^\| `([a-z]+)` \|", sections[0], re.MULTILINE))
+    assert listed == extras
+
+
+def test_setup_local_finds_the_cached_portable_wheel_without_rebuilding(tmp_path: Path) -> None:
+    """setup-local --wheel-only with a wheel already in the cache for these flags prints it and builds nothing."""
+    from react_agent.cli._setup import LLAMA_VERSION, PORTABLE_CMAKE_ARGS, wheel_dir
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path)
+    try:
+        folder = wheel_dir(LLAMA_VERSION, PORTABLE_CMAKE_ARGS, sys.executable)
+    finally:
+        del os.environ["XDG_CACHE_HOME"]
+    folder.mkdir(parents=True)
+    wheel = folder / f"llama_cpp_python-{LLAMA_VERSION}-py3-none-linux_x86_64.whl"
+    wheel.write_bytes(b"")
+    done = subprocess.run([sys.executable, str(ROOT / "react_agent" / "cli" / "_setup.py"), "--wheel-only"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(wheel) and "building" not in done.stderr
+    assert "-DGGML_NATIVE=OFF" in PORTABLE_CMAKE_ARGS and "AMX_INT8=OFF" in PORTABLE_CMAKE_ARGS
+
+
+def test_a_missing_client_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    from react_agent import ConfigError
+    from react_agent.models import make_model
+
+    real_import = builtins.__import__
+
+    def no_openai(name: str, *args: object, **kwargs: object) -> object:
+        if name.startswith("langchain_openai"):
+            raise ImportError("No module named 'langchain_openai'")
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_openai)
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    with pytest.raises(ConfigError, match=r"react-agent\[openai\]"):
+        make_model("openai:gpt-4.1")
