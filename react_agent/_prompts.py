@@ -194,8 +194,20 @@ class PromptSet:
         return built
 
     @classmethod
+    def builtin_path(cls, name: str = "ru") -> Path:
+        """The folder of the built-in prompt set ``name`` (``"ru"``, ``"en"``, ``"ru-compact"``,
+        ``"en-compact"``) in the installed package: copy a template from it to start a folder of overrides.
+        A compact folder holds only the templates it puts on top of its language's set."""
+        if name not in PROMPT_SETS:
+            raise ConfigError(f"unknown built-in prompt set {name!r}; choose one of {', '.join(PROMPT_SETS)}")
+        return builtin_root() / name
+
+    @classmethod
     def _build(cls, source: PromptSource, *, lang: str | None) -> PromptSet:
         builtin = isinstance(source, str) and source in PROMPT_SETS
+        layer: str | None = None  # a built-in variant under the overrides: lang="en-compact"
+        if not builtin and lang is not None and lang in PROMPT_SETS and "-" in lang:
+            layer, lang = lang, lang.split("-", 1)[0]
         if builtin and "-" in str(source):  # "<lang>-<variant>": the variant's language is its base
             variant_lang = str(source).split("-", 1)[0]
             if lang is not None and lang != variant_lang:
@@ -209,6 +221,9 @@ class PromptSet:
         variables: dict[str, frozenset[str]] = {}
         for name, text in _read_folder(root).items():
             templates[name], variables[name] = _compile(name, text, str(root / f"{name}.jinja"))
+        if layer is not None:
+            for name, text in _read_folder(builtin_root() / layer).items():
+                templates[name], variables[name] = _compile(name, text, str(builtin_root() / layer / f"{name}.jinja"))
         overrides: Mapping[str, str | BasePromptTemplate[Any]]
         if isinstance(source, BasePromptTemplate):
             overrides, origin = {"step": source}, "LangChain prompt template"

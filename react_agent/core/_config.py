@@ -36,7 +36,8 @@ class AgentConfig(BaseModel):
     - ``max_iterations``: model decisions per run (parse failures count) before status ``"max_iterations"``.
     - ``prompts``: ``"ru"``, ``"en"``, ``"en-compact"``/``"ru-compact"``, a folder of ``*.jinja``
       overrides, a LangChain prompt template for the step prompt, a ``{name: template}`` mapping, or a
-      :class:`PromptSet`; ``lang`` picks the base language when ``prompts`` is not a language code.
+      :class:`PromptSet`; ``lang`` picks the built-in set under them when ``prompts`` is not a set name
+      (``"en"``, or ``"en-compact"`` to layer a folder on the compact set).
     - ``history_window``: how many recent steps the step prompt shows (``None``: all). The result keeps all.
     - ``max_observation_chars``: observations longer than this are truncated in prompts behind a marker.
     - ``final_answer``: ``"auto"`` (one extra call that writes the answer when FINISH came without one),
@@ -67,7 +68,8 @@ class AgentConfig(BaseModel):
     max_iterations: PositiveInt = Field(5, description="a positive integer")
     prompts: Any = Field("ru", description="a language or prompt-set name ('ru', 'en', 'en-compact'), a folder, "
                                            "a LangChain prompt template, a {name: template} mapping or a PromptSet")
-    lang: Literal["ru", "en"] | None = Field(None, description="'ru', 'en' or None")
+    lang: Literal["ru", "en", "ru-compact", "en-compact"] | None = Field(
+        None, description="'ru', 'en', 'ru-compact', 'en-compact' or None")
     history_window: Annotated[StrictInt, Field(ge=0)] | None = Field(3, description="None or an integer >= 0")
     max_observation_chars: PositiveInt = Field(2000, description="a positive integer")
     final_answer: FinalAnswerMode = Field("auto", description="'auto', 'always' or 'never'")
