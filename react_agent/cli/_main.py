@@ -266,7 +266,10 @@ def open_mcp_tools(servers: Sequence[str], stack: ExitStack) -> list[BaseTool]:
     except ConfigError as exc:
         raise CliError(f"--mcp: {exc}", EXIT_USAGE) from None
     except Exception as exc:  # MCPError: a server did not start, did not speak MCP, or tool names clash
-        raise CliError(f"--mcp: {exc} (run the command yourself to see its own error)", EXIT_MCP) from exc
+        urls = [spec for spec in specs if isinstance(spec, str)]
+        hint = (f"is the MCP server running at {urls[0]}?" if urls and len(urls) == len(specs)
+                else "run the command yourself to see its own error")
+        raise CliError(f"--mcp: {exc} ({hint})", EXIT_MCP) from exc
     return tools
 
 
@@ -540,7 +543,11 @@ def cmd_chat(args: argparse.Namespace, console: Console) -> int:
             console.line("react-agent chat: type a message; /reset forgets the conversation, /exit ends it", "dim")
         asked = 0
         while True:
-            text = _read_message(console, interactive)
+            try:
+                text = _read_message(console, interactive)
+            except KeyboardInterrupt:  # Ctrl-C at the prompt: the user ends the session
+                console.line()
+                break
             if text is None or text in _CHAT_EXIT:
                 break
             if text == "/reset":

@@ -168,3 +168,37 @@ def test_a_missing_client_package_names_the_extra(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     with pytest.raises(ConfigError, match=r"react-agent\[openai\]"):
         make_model("openai:gpt-4.1")
+
+
+class _CtrlCAtPrompt:
+    """A terminal stdin whose first read is a Ctrl-C."""
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_at_the_chat_prompt_ends_the_session_quietly(monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from react_agent.testing import ScriptedChatModel
+
+    monkeypatch.setattr(cli, "build_model", lambda args: ScriptedChatModel([]))
+    monkeypatch.setattr(sys, "stdin", _CtrlCAtPrompt())
+    monkeypatch.syspath_prepend(str(TESTS))
+    assert cli.main(["chat", "--tools", "cli_tools"]) == 0
+    assert "error" not in capsys.readouterr().err
+
+
+def test_a_dead_mcp_url_asks_whether_the_server_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("langchain_mcp_adapters")
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    code = cli.main(["run", "x", "--mcp", url, "--model", "openai:unused", "--base-url", "http://127.0.0.1:9/v1"])
+    err = capsys.readouterr().err
+    assert code == 8 and f"is the MCP server running at {url}?" in err and "run the command yourself" not in err
