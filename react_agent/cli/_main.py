@@ -326,6 +326,9 @@ def build_agent(args: argparse.Namespace, llm: BaseLanguageModel[Any], tools: li
                          ("tool_timeout", "timeout")):
         if getattr(args, flag, None) is not None:
             options[option] = getattr(args, flag)
+    if _is_local(args) and args.agent == "plan":
+        console.line("note: --agent plan needs a model that writes a whole plan; the default local model "
+                     "(Gemma 3 270M) usually fails at it. Use --agent react, or a larger --model.", "yellow")
     if args.agent == "plan":
         from react_agent.plan import PlanAndExecuteAgent
 
@@ -541,6 +544,9 @@ def cmd_chat(args: argparse.Namespace, console: Console) -> int:
         reached = False  # the model has answered once: later failures are not setup mistakes
         if interactive:
             console.line("react-agent chat: type a message; /reset forgets the conversation, /exit ends it", "dim")
+        if _is_local(args):
+            console.line("note: the default local model (Gemma 3 270M) is weak at following a conversation: it may "
+                         "answer from an earlier turn; /reset forgets it. A larger --model does better.", "yellow")
         asked = 0
         while True:
             try:

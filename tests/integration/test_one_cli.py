@@ -202,3 +202,36 @@ def test_a_dead_mcp_url_asks_whether_the_server_runs(capsys: pytest.CaptureFixtu
     code = cli.main(["run", "x", "--mcp", url, "--model", "openai:unused", "--base-url", "http://127.0.0.1:9/v1"])
     err = capsys.readouterr().err
     assert code == 8 and f"is the MCP server running at {url}?" in err and "run the command yourself" not in err
+
+
+def test_showcases_that_the_default_model_fails_say_so_when_they_start(monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """--agent plan and chat on the default local model print their caveat; another model prints none."""
+    import io
+
+    from react_agent.testing import ScriptedChatModel
+
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.setattr(cli, "build_model", lambda args: ScriptedChatModel([reply("FINISH", "ok")] * 3))
+    cli.main(["run", "hi", "--tools", "cli_tools", "--agent", "plan"])
+    assert "--agent plan needs a model that writes a whole plan" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hi\n"))
+    cli.main(["chat", "--tools", "cli_tools"])
+    assert "weak at following a conversation" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hi\n"))
+    cli.main(["chat", "--tools", "cli_tools", "--model", "openai:other"])
+    assert "note:" not in capsys.readouterr().err
+
+
+def test_the_orchestrator_prints_its_caveat_on_the_local_model(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import react_agent.models
+    from react_agent.examples import orchestrator
+    from react_agent.testing import FunctionChatModel
+
+    model = FunctionChatModel(function=lambda messages: reply("FINISH", "done"))
+    monkeypatch.setattr(react_agent.models, "make_model", lambda spec: model)
+    assert orchestrator.main(["--model", "local", "--task", "say done"]) == 0
+    assert orchestrator.SMALL_MODEL_CAVEAT in capsys.readouterr().err
+    orchestrator.main(["--model", "openai:other", "--task", "say done"])
+    assert orchestrator.SMALL_MODEL_CAVEAT not in capsys.readouterr().err
