@@ -152,19 +152,10 @@ def test_setup_local_finds_the_cached_portable_wheel_without_rebuilding(tmp_path
 
 
 def test_a_missing_client_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import builtins
-
     from react_agent import ConfigError
     from react_agent.models import make_model
 
-    real_import = builtins.__import__
-
-    def no_openai(name: str, *args: object, **kwargs: object) -> object:
-        if name.startswith("langchain_openai"):
-            raise ImportError("No module named 'langchain_openai'")
-        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(builtins, "__import__", no_openai)
+    monkeypatch.setitem(sys.modules, "langchain_openai", None)  # as if it were not installed
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     with pytest.raises(ConfigError, match=r"react-agent\[openai\]"):
         make_model("openai:gpt-4.1")
