@@ -6,12 +6,12 @@ This console is the one deliberate output of the library; everything else logs t
 from __future__ import annotations
 
 import json
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any
 
 from react_agent._types import FINISH, AgentResult, AgentStep
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["StepConsole"]
 
@@ -20,6 +20,8 @@ class StepConsole:
     """Prints a run's task, each step as it completes and the result's status on stderr."""
 
     def __init__(self, agent: str, console: Console | None = None) -> None:
+        from rich.console import Console  # imported by verbose runs only: rich takes a while to import
+
         self.agent = agent
         self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -49,6 +51,13 @@ class StepConsole:
         colour = "green" if result.status == "finished" else "red"
         self.console.print(f"[{colour}]{escape(self.agent)} {result.status}[/] after {len(result.steps)} step(s), "
                            f"{result.llm_calls} model call(s), {result.usage.total_tokens} tokens")
+
+
+def escape(text: str) -> str:
+    """``text`` with rich's markup escaped."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def _indent(text: Any) -> str:
