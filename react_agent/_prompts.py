@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 import uuid
 import weakref
@@ -29,7 +30,7 @@ from langchain_core.prompts import BasePromptTemplate
 
 from react_agent.errors import ConfigError
 
-__all__ = ["LANGUAGES", "PROMPT_SETS", "TEMPLATE_VARIABLES", "PromptSet", "PromptSource"]
+__all__ = ["LANGUAGES", "PROMPT_SETS", "TEMPLATE_VARIABLES", "PromptSet", "PromptSource", "task_language"]
 
 LANGUAGES = ("ru", "en")
 """The languages of the built-in prompts: each has a folder with every template."""
@@ -37,6 +38,14 @@ LANGUAGES = ("ru", "en")
 PROMPT_SETS = ("ru", "en", "ru-compact", "en-compact")
 """The built-in prompt set names. ``<lang>-compact`` is the language's set with the templates of the folder
 ``prompts/<lang>-compact/`` (a short ``step`` prompt that shows the agent's ``examples``) on top."""
+
+_CYRILLIC = re.compile("[а-яё]", re.IGNORECASE)
+
+
+def task_language(text: str) -> str:
+    """The prompt language that fits ``text``: ``"ru"`` when it has Cyrillic letters, else ``"en"``."""
+    return "ru" if _CYRILLIC.search(text) else "en"
+
 
 _STEP_VARS = frozenset({"task", "tools", "tool_names", "history", "steps", "tool_specs"})
 
@@ -187,8 +196,20 @@ class PromptSet:
         return built
 
     @classmethod
+    def builtin_path(cls, name: str = "ru") -> Path:
+        """The folder of the built-in prompt set ``name`` (``"ru"``, ``"en"``, ``"ru-compact"``,
+        ``"en-compact"``) in the installed package: copy a template from it to start a folder of overrides.
+        A compact folder holds only the templates it puts on top of its language's set."""
+        if name not in PROMPT_SETS:
+            raise ConfigError(f"unknown built-in prompt set {name!r}; choose one of {', '.join(PROMPT_SETS)}")
+        return builtin_root() / name
+
+    @classmethod
     def _build(cls, source: PromptSource, *, lang: str | None) -> PromptSet:
         builtin = isinstance(source, str) and source in PROMPT_SETS
+        layer: str | None = None  # a built-in variant under the overrides: lang="en-compact"
+        if not builtin and lang is not None and lang in PROMPT_SETS and "-" in lang:
+            layer, lang = lang, lang.split("-", 1)[0]
         if builtin and "-" in str(source):  # "<lang>-<variant>": the variant's language is its base
             variant_lang = str(source).split("-", 1)[0]
             if lang is not None and lang != variant_lang:
@@ -202,6 +223,9 @@ class PromptSet:
         variables: dict[str, frozenset[str]] = {}
         for name, text in _read_folder(root).items():
             templates[name], variables[name] = _compile(name, text, str(root / f"{name}.jinja"))
+        if layer is not None:
+            for name, text in _read_folder(builtin_root() / layer).items():
+                templates[name], variables[name] = _compile(name, text, str(builtin_root() / layer / f"{name}.jinja"))
         overrides: Mapping[str, str | BasePromptTemplate[Any]]
         if isinstance(source, BasePromptTemplate):
             overrides, origin = {"step": source}, "LangChain prompt template"

@@ -99,3 +99,6 @@ class AgentResult(_Frozen):
     error: str | None = None
     output_object: Any = None
     """The validated object of a structured final answer (``output_schema``), else ``None``."""
+    messages: list[Any] = Field(default_factory=list, exclude=True, repr=False)
+    """The answer as LangChain messages: one ``AIMessage`` named after the agent (set by the run, not
+    serialised). A LangGraph node that is the agent itself appends it to a state's ``messages``."""

@@ -3,10 +3,11 @@
 Conventions for ``docs/*.md`` and ``README.md``:
 
 - every ```` ```python ```` block must compile (top-level ``await`` is allowed);
-- a block whose preceding non-blank line is ``<!-- run -->`` is executed. The run blocks of one page
-  run in order in one namespace (a later block may use what an earlier one defined), in a temporary
-  working directory, with ``GIGACHAT_CREDENTIALS`` set to a fake value and every connection that is
-  not to the loopback refused — so they must run offline (use ``ScriptedChatModel``).
+- a block whose preceding non-blank line is ``<!-- run -->`` is executed **on its own, as a script in a
+  fresh interpreter** (what a reader gets who copies it into a file): it imports and defines everything it
+  uses, has no top-level ``await`` (``asyncio.run`` instead), and runs in a temporary working directory,
+  with ``GIGACHAT_CREDENTIALS`` set to a fake value and every connection that is not to the loopback
+  refused — so it must run offline (use ``ScriptedChatModel``).
 
 The tables that restate the code (template variables, agent options, public names, GigaChat
 arguments) are compared with the code, and the site is built with ``mkdocs build --strict``.
@@ -192,11 +193,53 @@ def test_python_block_compiles(block: Block) -> None:
     _compile(block)
 
 
-@pytest.mark.parametrize("page", RUN_PAGES)
-@pytest.mark.usefixtures("offline")
-def test_marked_blocks_run_offline(page: str) -> None:
-    """The blocks marked <!-- run --> execute without error and without network."""
-    run_page(page)
+RUN_BLOCKS = [b for b in ALL_BLOCKS if b.run]
+
+# What every run block gets before its own code, in its own interpreter: no connection but to the loopback.
+OFFLINE_PRELUDE = textwrap.dedent("""
+    import ipaddress as _ip, socket as _socket
+
+    def _loopback(host):
+        if host in (None, "", "localhost"):
+            return True
+        try:
+            return _ip.ip_address(str(host).split("%")[0]).is_loopback
+        except ValueError:
+            return False
+
+    def _guard(real):
+        def connect(sock, address):
+            if sock.family != getattr(_socket, "AF_UNIX", None) and not _loopback(address[0]):
+                raise OSError(f"a docs example tried to reach the network: {address!r}")
+            return real(sock, address)
+        return connect
+
+    _socket.socket.connect = _guard(_socket.socket.connect)
+    _socket.socket.connect_ex = _guard(_socket.socket.connect_ex)
+    _real_getaddrinfo = _socket.getaddrinfo
+
+    def _getaddrinfo(host, *args, **kwargs):
+        if not _loopback(host):
+            raise _socket.gaierror(f"a docs example tried to resolve {host!r}")
+        return _real_getaddrinfo(host, *args, **kwargs)
+
+    _socket.getaddrinfo = _getaddrinfo
+    del _ip, _guard
+""")
+
+
+@pytest.mark.parametrize("block", RUN_BLOCKS, ids=[b.label for b in RUN_BLOCKS])
+def test_marked_block_runs_alone_as_a_script(block: Block, tmp_path: Path) -> None:
+    """Each <!-- run --> block runs on its own in a fresh interpreter, offline: copied into a file, it works."""
+    assert not _compile(block).co_flags & inspect.CO_COROUTINE, \
+        f"{block.label} uses top-level await: a script cannot; wrap it in asyncio.run(main())"
+    script = tmp_path / "example.py"
+    script.write_text(OFFLINE_PRELUDE + "\n" + block.code, encoding="utf-8")
+    env = {**os.environ, "GIGACHAT_CREDENTIALS": "fake-credentials-for-the-docs-tests",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, f"the example at {block.label} failed:\n{done.stderr[-3000:]}"
 
 
 def test_core_pages_have_runnable_examples() -> None:
@@ -292,7 +335,8 @@ def _api_section(module: str) -> list[str]:
 
 
 @pytest.mark.parametrize("module", ["react_agent", "react_agent.loop", "react_agent.mcp", "react_agent.batch",
-                                    "react_agent.testing", "react_agent.models", "react_agent.serve"])
+                                    "react_agent.testing", "react_agent.models", "react_agent.serve",
+                                    "react_agent.demo"])
 def test_api_page_lists_exactly_the_public_names(module: str) -> None:
     """docs/api.md lists each public module's __all__, no more and no less."""
     listed = _api_section(module)

@@ -100,7 +100,7 @@ _PROBE = textwrap.dedent("""
 def test_installed_wheel_renders_its_own_prompts(unzipped: Path, tmp_path: Path) -> None:
     """Imported from the unpacked wheel, away from the checkout, the agent reads the wheel's templates."""
     marker = "WHEEL COPY OF THE STEP PROMPT"
-    step = unzipped / "react_agent" / "prompts" / "ru" / "step.jinja"
+    step = unzipped / "react_agent" / "prompts" / "en" / "step.jinja"  # the probe task is English
     step.write_text(marker + "\n" + step.read_text(encoding="utf-8"), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(unzipped)
@@ -122,3 +122,89 @@ def test_checkout_uses_the_repository_prompts() -> None:
     if not Path(react_agent.__file__).resolve().is_relative_to(ROOT):
         pytest.skip("react_agent is not imported from this checkout")
     assert builtin_root() == (ROOT / "prompts").resolve()
+
+
+_SMOKE = textwrap.dedent("""
+    import json, subprocess, sys
+    from importlib.metadata import distribution, requires, version
+    from pathlib import Path
+
+    import react_agent
+    from packaging.requirements import Requirement
+
+    names = distribution("react-agent").metadata.get_all("Provides-Extra") or []
+    reqs = [Requirement(text) for text in requires("react-agent") or []]
+    extras = {"": [r for r in reqs if r.marker is None]}
+    for name in names:
+        extras[name] = [r for r in reqs if r.marker is not None and r.marker.evaluate({"extra": name})]
+    unmet = {}
+    for extra, reqs in extras.items():
+        for req in reqs:
+            try:
+                have = version(req.name)
+            except Exception:
+                unmet.setdefault(extra, []).append(req.name)
+                continue
+            if not req.specifier.contains(have, prereleases=True):
+                unmet.setdefault(extra, []).append(f"{req.name} {have}")
+    print(json.dumps({"file": react_agent.__file__, "extras": sorted(extras), "unmet": unmet,
+                      "entry": [e.name for e in distribution("react-agent").entry_points]}))
+""")
+
+
+@pytest.fixture(scope="module")
+def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel installed (--no-deps); the dependencies are this environment's, reached
+    through a .pth file (so nothing is downloaded and the checkout's editable install is not visible)."""
+    import sysconfig
+
+    home = tmp_path_factory.mktemp("venv") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(home)], check=True, timeout=120)
+    python = home / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    checkout = {str(ROOT), str(ROOT.resolve())}
+    deps = [p for p in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]} if p not in checkout]
+    (site / "_react_agent_test_deps.pth").write_text("\n".join(deps) + "\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                           "--no-index", str(wheel)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return home
+
+
+def _in_venv(venv: Path, *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(NO_COLOR="1", PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}")
+    return subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_the_wheel_in_a_fresh_venv_imports_from_itself_and_declares_every_extra(venv: Path, tmp_path: Path) -> None:
+    """pip-installed into a fresh venv: react_agent comes from the venv, the wheel's metadata has every extra
+    of pyproject.toml, and this environment satisfies each extra's requirements."""
+    tomllib = pytest.importorskip("tomllib")
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    done = _in_venv(venv, str(venv / "bin" / "python"), "-c", _SMOKE, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert Path(report["file"]).resolve().is_relative_to(venv.resolve())
+    assert set(report["extras"]) - {""} == extras
+    assert report["unmet"] == {}
+    assert report["entry"] == ["react-agent"]
+
+
+def test_the_installed_command_runs_a_task_offline(venv: Path, tmp_path: Path) -> None:
+    """The venv's react-agent command: --version, a scripted run on the demo tools (exit 0, the answer on
+    stdout), and setup-local's help."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"thought": "add", "action": "calculator", "action_input": {"expression": "2 + 40"}},
+        {"thought": "done", "action": "FINISH", "action_input": "42"}]))
+    command = str(venv / "bin" / "react-agent")
+    version = _in_venv(venv, command, "--version", cwd=tmp_path)
+    assert version.returncode == 0 and version.stdout.startswith("react-agent ")
+    run = _in_venv(venv, command, "run", "What is 2 + 40?", "--model", f"scripted:{script}", "--db",
+                   str(tmp_path / "demo.db"), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "42" and "Observation: 42" in run.stderr
+    setup = _in_venv(venv, command, "setup-local", "--help", cwd=tmp_path)
+    assert setup.returncode == 0 and "portable" in setup.stdout

@@ -27,7 +27,15 @@ from react_agent.batch import (
     score_results,
     suite_path,
 )
-from react_agent.cli._models import EXIT_NOT_FINISHED, EXIT_OK, EXIT_SETUP, EXIT_USAGE, CliError, build_model
+from react_agent.cli._models import (
+    EXIT_NOT_FINISHED,
+    EXIT_OK,
+    EXIT_SETUP,
+    EXIT_USAGE,
+    CliError,
+    build_model,
+    scripted_replies,
+)
 from react_agent.core import BaseAgent
 
 __all__ = ["AgentSpec", "add_batch_commands", "cmd_batch", "cmd_eval", "make_model"]
@@ -40,18 +48,6 @@ def _cli_error(message: str, code: int = EXIT_SETUP) -> Exception:
 
 
 # ---------------------------------------------------------------------------------------------- the agent
-def _scripted_replies(path: str) -> list[str]:
-    try:
-        data = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise _cli_error(f"--model scripted: cannot read {path!r}: {exc.strerror}", EXIT_USAGE) from None
-    except ValueError as exc:
-        raise _cli_error(f"--model scripted: {path!r} is not JSON: {exc}", EXIT_USAGE) from None
-    if not isinstance(data, list):
-        raise _cli_error(f"--model scripted: {path!r} must hold a JSON list of replies", EXIT_USAGE)
-    return [item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in data]
-
-
 def _provider_models() -> Any:
     """``react_agent.models.make_model`` (``provider:name`` specs), or ``None`` in a version without it."""
     try:
@@ -66,30 +62,21 @@ def check_model(spec: str) -> None:
     if spec in ("local", "gigachat"):
         return
     if spec.startswith("scripted:"):
-        _scripted_replies(spec.removeprefix("scripted:"))
+        scripted_replies(spec.removeprefix("scripted:"))
         return
     if ":" in spec and _provider_models() is not None:
         return
     raise _cli_error(f"--model must be local, gigachat, scripted:FILE or provider:name, got {spec!r}", EXIT_USAGE)
 
 
-def make_model(spec: str, model_path: str | None = None) -> Any:
+def make_model(spec: str, model_path: str | None = None, *, base_url: str | None = None,
+               api_key_env: str | None = None, options: tuple[str, ...] = ()) -> Any:
     """The chat model of ``--model``: ``local``, ``gigachat``, ``scripted:FILE`` (a JSON list of replies,
     played in order by one :class:`~react_agent.testing.ScriptedChatModel` per worker) or ``provider:name``
-    (``react_agent.models.make_model``)."""
-    if spec.startswith("scripted:"):
-        from react_agent.testing import ScriptedChatModel
-
-        return ScriptedChatModel(_scripted_replies(spec.removeprefix("scripted:")))
+    (``react_agent.models.make_model``), with ``--base-url``, ``--api-key-env`` and ``-o`` (``options``)."""
     check_model(spec)
-    if spec not in ("local", "gigachat"):
-        from react_agent.errors import ConfigError
-
-        try:
-            return _provider_models()(spec)
-        except ConfigError as exc:
-            raise _cli_error(f"--model: {exc}") from None
-    return build_model(SimpleNamespace(model=spec, model_path=model_path))  # type: ignore[arg-type]
+    return build_model(SimpleNamespace(model=spec, model_path=model_path, base_url=base_url,  # type: ignore[arg-type]
+                                       api_key_env=api_key_env, model_option=list(options)))
 
 
 @dataclass(frozen=True)
@@ -103,23 +90,54 @@ class AgentSpec:
     root: str | None = None
     model_path: str | None = None
     max_iterations: int | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    model_options: tuple[str, ...] = ()
+    """The ``-o KEY=VALUE`` texts."""
+    tools: tuple[str, ...] = ()
+    """The ``--tools MODULE[:NAME]`` specs (none: the demo tools)."""
+    prompts: str | None = None
+    constrained: str | None = None
+    examples: str | None = None
 
     def __call__(self) -> BaseAgent:
         from react_agent import FINISH, PlanAndExecuteAgent, ReactAgent, ReflectionAgent
+        from react_agent.cli._flags import agent_options, load_tools
         from react_agent.demo import DEMO_EXAMPLES, make_demo_tools
 
-        tools = make_demo_tools(db_path=self.db, root=self.root, lang=self.lang)  # type: ignore[arg-type]
+        tools: list[Any] = [t for spec in self.tools for t in load_tools(spec)] if self.tools else \
+            make_demo_tools(db_path=self.db, root=self.root, lang=self.lang)  # type: ignore[arg-type]
+        names = {FINISH, *(getattr(t, "name", getattr(t, "__name__", "")) for t in tools)}
+        demo = [e for e in DEMO_EXAMPLES[self.lang]
+                if {e.answer.action, *(s.action for s in e.steps if s.action)} <= names]
         options: dict[str, Any] = {"prompts": self.lang}
         if self.model == "local":  # a small model needs the compact prompts and worked examples (as `run`)
-            names = {FINISH, *(t.name for t in tools)}
-            options.update(prompts=f"{self.lang}-compact", examples=[
-                e for e in DEMO_EXAMPLES[self.lang] if {e.answer.action, *(s.action for s in e.steps if s.action)}
-                <= names])
+            options.update(prompts=f"{self.lang}-compact", examples=demo)
+        if self.examples == "demo":
+            options["examples"] = demo
+        options.update(agent_options(SimpleNamespace(prompts=self.prompts, constrained=self.constrained,
+                                                     examples=self.examples)))  # type: ignore[arg-type]
         if self.max_iterations is not None:
             options["max_iterations"] = self.max_iterations
         cls = {"react": ReactAgent, "reflection": ReflectionAgent, "plan": PlanAndExecuteAgent}[self.agent]
-        agent: BaseAgent = cls(make_model(self.model, self.model_path), tools, **options)
+        llm = make_model(self.model, self.model_path, base_url=self.base_url, api_key_env=self.api_key_env,
+                         options=self.model_options)
+        agent: BaseAgent = cls(llm, tools, **options)
         return agent
+
+
+def _spec_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The AgentSpec fields of the shared model and tool flags."""
+    from react_agent.cli._flags import agent_options, load_tools
+    from react_agent.cli._models import model_options
+
+    model_options(args)  # a malformed -o is refused before any task runs
+    agent_options(args)  # so is an unreadable --examples file
+    for spec in args.tools or []:
+        load_tools(spec)  # and a --tools spec that does not import
+    return {"base_url": args.base_url, "api_key_env": args.api_key_env,
+            "model_options": tuple(args.model_option or ()), "tools": tuple(args.tools or ()),
+            "prompts": args.prompts, "constrained": args.constrained, "examples": args.examples}
 
 
 # ---------------------------------------------------------------------------------------------- progress
@@ -228,7 +246,7 @@ def cmd_batch(args: argparse.Namespace, console: Any) -> int:
     journal_dir = args.journal_dir or f"{out}.journal"
     spec = AgentSpec(agent=args.agent, model=args.model, lang=_lang_of(args.tasks, args.lang),
                      db=_db(args, Path(f"{out}.db")), root=args.root, model_path=args.model_path,
-                     max_iterations=args.max_iterations)
+                     max_iterations=args.max_iterations, **_spec_flags(args))
     batch = run_batch(spec, args.tasks, concurrency=args.concurrency, journal_dir=journal_dir, out=out,
                       backend=args.backend, task_timeout=args.task_timeout,
                       retry=("error", "timeout") if args.retry_failed else (), **_backend_options(args))
@@ -264,11 +282,11 @@ def cmd_eval(args: argparse.Namespace, console: Any) -> int:
         raise _cli_error("--variant: the same variant is given twice", EXIT_USAGE)
     folder = Path(args.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    scores = []
+    scores, failed = [], 0
     total = _count_tasks(args.suite)
     for name, agent, lang in variants:
         spec = AgentSpec(agent=agent, model=args.model, lang=lang, db=str(folder / f"{name}.db"), root=args.root,
-                         model_path=args.model_path, max_iterations=args.max_iterations)
+                         model_path=args.model_path, max_iterations=args.max_iterations, **_spec_flags(args))
         out = folder / f"{name}.jsonl"
         batch = run_batch(spec, args.suite, concurrency=args.concurrency, journal_dir=folder / f"{name}.journal",
                           out=out, backend=args.backend, task_timeout=args.task_timeout, **_backend_options(args))
@@ -277,13 +295,18 @@ def cmd_eval(args: argparse.Namespace, console: Any) -> int:
             _run_with_progress(batch, console, name)
         except TaskError as exc:
             raise _cli_error(str(exc), EXIT_USAGE) from None
-        scores.append(score_results(name, read_results(out)))
+        results = list(read_results(out))
+        failed += sum(1 for r in results if r.status != "finished" or r.passed is False)
+        scores.append(score_results(name, results))
     console.answer(format_scores(scores))
     if not args.no_plot:
         plot = plot_scores(scores, args.plot or folder / "eval.png")
         console.line(f"plot: {plot}" if plot else "no plot: matplotlib is not installed (pip install matplotlib)")
     (folder / "scores.json").write_text(json.dumps([s.model_dump() for s in scores], indent=2, ensure_ascii=False)
                                         + "\n", encoding="utf-8")
+    if failed and not args.allow_failures:
+        console.line(f"{failed} task run(s) did not finish or failed a check (exit status 1; --allow-failures: 0)")
+        return EXIT_NOT_FINISHED
     return EXIT_OK
 
 
@@ -307,11 +330,13 @@ def positive_seconds(text: str) -> float:
 
 
 def _common(sub: argparse.ArgumentParser) -> None:
+    from react_agent.cli._flags import add_model_and_tool_flags
+
     sub.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="tasks in flight (default: 8)")
-    sub.add_argument("--model", default="local", metavar="MODEL",
-                     help="local (embedded llama.cpp model, default), gigachat (GIGACHAT_* environment), "
-                          "scripted:FILE (a JSON list of replies, played in order) or provider:name")
-    sub.add_argument("--model-path", metavar="FILE", help="GGUF file for --model local (default: Gemma 3 270M)")
+    add_model_and_tool_flags(sub, tools=False)
+    sub.add_argument("--tools", action="append", metavar="MODULE[:NAME]", help="your tools instead of the demo "
+                     "tools: a list (or a function returning one) named NAME (default: tools) in a module or .py "
+                     "file, imported in each worker; repeatable")
     sub.add_argument("--lang", choices=("ru", "en"),
                      help="language of prompts and tools (default: ru if the first task has Cyrillic letters)")
     sub.add_argument("--max-iterations", type=positive_int, metavar="N", help="model decisions per task (default: 5)")
@@ -344,7 +369,7 @@ def add_batch_commands(subparsers: Any) -> None:
     evaluate = subparsers.add_parser(
         "eval", help="score agent variants on a suite of tasks with checks", description=(
             "Run SUITE.jsonl with each --variant and print a side-by-side table: success rate (finished and every "
-            "check passed) with its 95%% Wilson interval, model calls, tokens and seconds per task."))
+            "check passed) with its 95% Wilson interval, model calls, tokens and seconds per task."))
     evaluate.add_argument("suite", metavar="SUITE.jsonl", help=f"a suite file, or a shipped suite: {', '.join(SUITES)}")
     evaluate.add_argument("--variant", action="append", metavar="AGENT[:LANG]",
                           help="react, reflection or plan, optionally :ru or :en; repeat to compare (default: react)")
@@ -352,5 +377,7 @@ def add_batch_commands(subparsers: Any) -> None:
                           help="results, journals and plot per variant (default: eval-results)")
     evaluate.add_argument("--plot", metavar="FILE.png", help="where to draw the plot (default: DIR/eval.png)")
     evaluate.add_argument("--no-plot", action="store_true", help="do not draw the plot")
+    evaluate.add_argument("--allow-failures", action="store_true", help="exit 0 even when a task does not finish "
+                          "or fails a check (default: exit 1 then)")
     _common(evaluate)
     evaluate.set_defaults(func=cmd_eval)

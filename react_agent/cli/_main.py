@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import inspect
 import itertools
 import json
 import logging
@@ -29,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -52,7 +51,9 @@ from react_agent import (
     __version__,
     read_journal,
 )
+from react_agent._prompts import task_language
 from react_agent.cli._batch import add_batch_commands, positive_int, positive_seconds
+from react_agent.cli._flags import add_model_and_tool_flags, agent_options, load_tools
 from react_agent.cli._models import (
     EXIT_CREDENTIALS,
     EXIT_INTERNAL,
@@ -68,6 +69,7 @@ from react_agent.cli._models import (
     build_model,
 )
 from react_agent.cli._serve import add_serve_parser, add_view_parser
+from react_agent.cli._setup import add_setup_parser
 from react_agent.decompose import split_task
 from react_agent.demo import DEMO_EXAMPLES, SEED_TASKS, UserDB, make_demo_tools
 from react_agent.runtime import explain_model_error
@@ -230,107 +232,6 @@ def _http_status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
-# ---------------------------------------------------------------------------------------------- user tools
-def load_tools(spec: str) -> list[Any]:
-    """The tools of ``--tools MODULE[:ATTRIBUTE]``: a dotted module or a ``.py`` file, and an attribute
-    (default ``tools``) holding a list of tools (``BaseTool`` objects or typed, documented functions) or a
-    zero-argument function returning one. Every mistake is a :class:`CliError` with :data:`EXIT_TOOLS`."""
-    target, attribute = _split_tools_spec(spec)
-    module = _import_tools_module(target, spec)
-    if not hasattr(module, attribute):
-        found = [name for name, value in vars(module).items()
-                 if not name.startswith("_") and isinstance(value, (list, tuple)) and value
-                 and all(_is_tool(v) for v in value)]
-        hint = f"; lists of tools in it: {', '.join(found)} (use {target}:{found[0]})" if found else ""
-        raise CliError(f"--tools {spec}: module {target!r} has no attribute {attribute!r}: define "
-                       f"{attribute} = [...] in it, or name the attribute as MODULE:NAME{hint}", EXIT_TOOLS)
-    value = getattr(module, attribute)
-    if callable(value) and not isinstance(value, (BaseTool, list, tuple)):
-        value = _call_factory(value, spec)
-    if not isinstance(value, (list, tuple)):
-        raise CliError(f"--tools {spec}: {attribute} is a {type(value).__name__}, not a list of tools: make it "
-                       f"a list (tools = [my_tool, ...]) or a function without arguments returning one", EXIT_TOOLS)
-    if not value:
-        raise CliError(f"--tools {spec}: {attribute} holds no tools: put at least one tool in the list", EXIT_TOOLS)
-    for number, item in enumerate(value, 1):
-        if not _is_tool(item):
-            raise CliError(f"--tools {spec}: item {number} of {attribute} is a {type(item).__name__}, not a tool: "
-                           "use BaseTool objects (@tool) or typed functions with a docstring", EXIT_TOOLS)
-    return list(value)
-
-
-def _is_tool(value: Any) -> bool:
-    return isinstance(value, BaseTool) or inspect.isroutine(value)
-
-
-def _split_tools_spec(spec: str) -> tuple[str, str]:
-    target, sep, attribute = spec.strip().rpartition(":")
-    if not sep or not attribute.isidentifier() or not target:  # no attribute given (or a Windows drive)
-        return spec.strip(), "tools"
-    return target, attribute
-
-
-def _import_tools_module(target: str, spec: str) -> ModuleType:
-    if not target:
-        raise CliError("--tools needs MODULE[:ATTRIBUTE], e.g. my_tools:tools or ./my_tools.py:tools", EXIT_USAGE)
-    try:
-        if target.endswith(".py") or os.sep in target or "/" in target:
-            return _import_file(Path(target).expanduser(), spec)
-        if "" not in sys.path and os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())  # as `python -m` does: modules of the current folder import
-        return importlib.import_module(target)
-    except CliError:
-        raise
-    except ModuleNotFoundError as exc:
-        if exc.name and (target == exc.name or target.startswith(exc.name + ".")):
-            raise CliError(f"--tools {spec}: no module named {target!r}: run from the folder that contains it, "
-                           f"add its folder to PYTHONPATH, or give the path of the file (./{target}.py)",
-                           EXIT_TOOLS) from None
-        raise CliError(f"--tools {spec}: importing {target!r} failed: {exc} (install the missing package)",
-                       EXIT_TOOLS) from None
-    except Exception as exc:
-        raise CliError(f"--tools {spec}: importing {target!r} failed: {type(exc).__name__}: {exc}",
-                       EXIT_TOOLS) from exc
-
-
-def _import_file(path: Path, spec: str) -> ModuleType:
-    if not path.is_file():
-        raise CliError(f"--tools {spec}: file not found: {path}", EXIT_TOOLS)
-    resolved = path.resolve()
-    name = "react_agent_user_tools_" + re.sub(r"\W", "_", str(resolved))
-    if name in sys.modules:  # loaded once per process, so the tools of `chat` and tests keep their state
-        return sys.modules[name]
-    file_spec = importlib.util.spec_from_file_location(name, resolved)
-    if file_spec is None or file_spec.loader is None:
-        raise CliError(f"--tools {spec}: {path} is not a Python file", EXIT_TOOLS)
-    module = importlib.util.module_from_spec(file_spec)
-    if str(resolved.parent) not in sys.path:
-        sys.path.insert(0, str(resolved.parent))  # so the file can import its neighbours
-    sys.modules[name] = module
-    try:
-        file_spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
-
-
-def _call_factory(factory: Callable[..., Any], spec: str) -> Any:
-    try:
-        required = [p for p in inspect.signature(factory).parameters.values()
-                    if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    except (TypeError, ValueError):
-        required = []
-    if required:
-        raise CliError(f"--tools {spec}: the factory needs arguments ({', '.join(p.name for p in required)}); "
-                       "point --tools at a list of tools or at a function without arguments returning one",
-                       EXIT_TOOLS)
-    try:
-        return factory()
-    except Exception as exc:
-        raise CliError(f"--tools {spec}: the factory raised {type(exc).__name__}: {exc}", EXIT_TOOLS) from exc
-
-
 # ---------------------------------------------------------------------------------------------- MCP servers
 def mcp_server(text: str) -> str | list[str]:
     """``--mcp "COMMAND ARGS"`` split as a shell would (no shell runs), or an ``http(s)://`` URL of a
@@ -344,6 +245,8 @@ def mcp_server(text: str) -> str | list[str]:
                        EXIT_USAGE) from None
     if not argv:
         raise CliError("--mcp needs a command, e.g. --mcp \"python my_server.py\"", EXIT_USAGE)
+    if argv[0] in ("python", "python3") and sys.executable:  # the interpreter (and venv) running react-agent
+        argv[0] = sys.executable
     if shutil.which(argv[0]) is None:
         raise CliError(f"--mcp {text!r}: command not found: {argv[0]} (install it, or give its full path)",
                        EXIT_MCP)
@@ -365,7 +268,10 @@ def open_mcp_tools(servers: Sequence[str], stack: ExitStack) -> list[BaseTool]:
     except ConfigError as exc:
         raise CliError(f"--mcp: {exc}", EXIT_USAGE) from None
     except Exception as exc:  # MCPError: a server did not start, did not speak MCP, or tool names clash
-        raise CliError(f"--mcp: {exc} (run the command yourself to see its own error)", EXIT_MCP) from exc
+        urls = [spec for spec in specs if isinstance(spec, str)]
+        hint = (f"is the MCP server running at {urls[0]}?" if urls and len(urls) == len(specs)
+                else "run the command yourself to see its own error")
+        raise CliError(f"--mcp: {exc} ({hint})", EXIT_MCP) from exc
     return tools
 
 
@@ -414,14 +320,17 @@ def build_agent(args: argparse.Namespace, llm: BaseLanguageModel[Any], tools: li
     :class:`CliError` (:data:`EXIT_TOOLS` for the user's tools)."""
     options: dict[str, Any] = {"prompts": args.lang, "approve": _approver(args, console)}
     if _is_local(args):  # a small model: compact prompt, worked examples
-        names = {FINISH, *(getattr(t, "name", getattr(t, "__name__", "")) for t in tools)}
-        examples = [e for e in DEMO_EXAMPLES[args.lang]
-                    if {e.answer.action, *(s.action for s in e.steps if s.action)} <= names]
-        options.update(prompts=f"{args.lang}-compact", examples=examples)
+        options.update(prompts=f"{args.lang}-compact", examples=_demo_examples(args.lang, tools))
+    if getattr(args, "examples", None) == "demo":
+        options["examples"] = _demo_examples(args.lang, tools)
+    options.update(agent_options(args))
     for flag, option in (("max_iterations", "max_iterations"), ("timeout", "max_execution_time"),
                          ("tool_timeout", "timeout")):
         if getattr(args, flag, None) is not None:
             options[option] = getattr(args, flag)
+    if _is_local(args) and args.agent == "plan":
+        console.line("note: --agent plan needs a model that writes a whole plan; the default local model "
+                     "(Gemma 3 270M) usually fails at it. Use --agent react, or a larger --model.", "yellow")
     if args.agent == "plan":
         from react_agent.plan import PlanAndExecuteAgent
 
@@ -434,6 +343,12 @@ def build_agent(args: argparse.Namespace, llm: BaseLanguageModel[Any], tools: li
         if getattr(args, "tools", None) or getattr(args, "mcp", None):
             raise CliError(f"the agent refuses the tools: {exc}", EXIT_TOOLS) from None
         raise CliError(f"the agent cannot be built: {exc}") from None
+
+
+def _demo_examples(lang: str, tools: list[Any]) -> list[Any]:
+    """The demo's worked examples in ``lang`` that use only ``tools``."""
+    names = {FINISH, *(getattr(t, "name", getattr(t, "__name__", "")) for t in tools)}
+    return [e for e in DEMO_EXAMPLES[lang] if {e.answer.action, *(s.action for s in e.steps if s.action)} <= names]
 
 
 def _approver(args: argparse.Namespace, console: Console) -> Callable[[str, Any], bool]:
@@ -453,7 +368,7 @@ def _approver(args: argparse.Namespace, console: Console) -> Callable[[str, Any]
 
 def detect_lang(args: argparse.Namespace, text: str) -> str:
     """``--lang``, else ``ru`` when ``text`` has Cyrillic letters, else ``en``."""
-    return str(args.lang or ("ru" if re.search("[а-яё]", text, re.IGNORECASE) else "en"))
+    return str(args.lang or task_language(text))
 
 
 # ---------------------------------------------------------------------------------------------- showing runs
@@ -631,9 +546,16 @@ def cmd_chat(args: argparse.Namespace, console: Console) -> int:
         reached = False  # the model has answered once: later failures are not setup mistakes
         if interactive:
             console.line("react-agent chat: type a message; /reset forgets the conversation, /exit ends it", "dim")
+        if _is_local(args):
+            console.line("note: the default local model (Gemma 3 270M) is weak at following a conversation: it may "
+                         "answer from an earlier turn; /reset forgets it. A larger --model does better.", "yellow")
         asked = 0
         while True:
-            text = _read_message(console, interactive)
+            try:
+                text = _read_message(console, interactive)
+            except KeyboardInterrupt:  # Ctrl-C at the prompt: the user ends the session
+                console.line()
+                break
             if text is None or text in _CHAT_EXIT:
                 break
             if text == "/reset":
@@ -755,17 +677,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-_MODEL_HELP = ("local (embedded llama.cpp model, default), gigachat, or provider:name: openai:gpt-4.1, "
-               "vllm:NAME, llamacpp:NAME, ollama:NAME, gigachat:NAME, local:FILE.gguf")
-
-
 def _model_flags(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--model", default="local", metavar="MODEL", help=_MODEL_HELP)
-    sub.add_argument("--model-path", metavar="FILE", help="GGUF file for --model local (default: Gemma 3 270M)")
-    sub.add_argument("--base-url", metavar="URL", help="the server of an openai/vllm/llamacpp/ollama/gigachat model, "
-                     "e.g. http://127.0.0.1:8080/v1")
-    sub.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key "
-                     "(default: OPENAI_API_KEY for openai, GIGACHAT_CREDENTIALS for gigachat)")
+    add_model_and_tool_flags(sub, tools=False)
 
 
 def _agent_flags(sub: argparse.ArgumentParser, *, agent_default: str | None = "react") -> None:
@@ -779,10 +692,6 @@ def _agent_flags(sub: argparse.ArgumentParser, *, agent_default: str | None = "r
 
 def _work_flags(sub: argparse.ArgumentParser) -> None:
     """The flags of run, resume and chat: tools, limits, language."""
-    sub.add_argument("--tools", action="append", metavar="MODULE[:NAME]", help="your tools: a list (or a function "
-                     "returning one) named NAME (default: tools) in a module or .py file; repeatable")
-    sub.add_argument("--mcp", action="append", metavar="'COMMAND ARGS'", help="an MCP server: a command to start "
-                     "(stdio) or an http(s):// URL (streamable HTTP); its tools are given to the agent; repeatable")
     sub.add_argument("--lang", choices=("ru", "en"), help="language of prompts and demo tools (default: ru if the "
                      "task has Cyrillic letters, else en)")
     sub.add_argument("--timeout", type=positive_seconds, metavar="S", help="seconds a run may take (status timeout)")
@@ -790,14 +699,14 @@ def _work_flags(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--db", metavar="FILE", help="SQLite file of the demo user tools "
                      "(default: $XDG_DATA_HOME/react-agent/demo.db or ~/.local/share/react-agent/demo.db)")
     sub.add_argument("--root", metavar="DIR", help="the demo read_file reads only under DIR (default: .)")
-    _model_flags(sub)
+    add_model_and_tool_flags(sub)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="react-agent", description="Run text-protocol LLM agents from the terminal.")
     parser.add_argument("--version", action="version", version=f"react-agent {__version__}")
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{run,resume,chat,demo,batch,eval,serve,view}")
+                                     metavar="{run,resume,chat,demo,batch,eval,serve,view,setup-local}")
     run = commands.add_parser("run", help="solve one task", description="Solve TASK with your tools (--tools, --mcp) "
                               "or the demo tools, showing each step live on stderr; the answer goes to stdout.")
     run.add_argument("task", help="the task, in quotes")
@@ -830,6 +739,7 @@ def build_parser() -> argparse.ArgumentParser:
         work_flags=_work_flags, agent_flags=_agent_flags, load_tools=load_tools, open_mcp_tools=open_mcp_tools,
         tools_for=tools_for, Setup=Setup, build_agent=build_agent))
     add_view_parser(commands)
+    add_setup_parser(commands)
     run.set_defaults(func=cmd_run)
     resume.set_defaults(func=cmd_resume)
     chat.set_defaults(func=cmd_chat)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,8 @@ from langchain_core.language_models import BaseLanguageModel
 from react_agent.errors import ConfigError
 
 __all__ = ["EXIT_CREDENTIALS", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_MCP", "EXIT_NOT_FINISHED", "EXIT_OK",
-           "EXIT_SETUP", "EXIT_TOOLS", "EXIT_UNREACHABLE", "EXIT_USAGE", "CliError", "build_model"]
+           "EXIT_SETUP", "EXIT_TOOLS", "EXIT_UNREACHABLE", "EXIT_USAGE", "CliError", "build_model", "model_options",
+           "scripted_replies"]
 
 EXIT_OK, EXIT_NOT_FINISHED, EXIT_USAGE, EXIT_SETUP, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_CREDENTIALS, EXIT_UNREACHABLE, EXIT_TOOLS, EXIT_MCP, EXIT_INTERRUPTED = 5, 6, 7, 8, 130
@@ -40,11 +42,16 @@ def build_model(args: argparse.Namespace) -> BaseLanguageModel[Any]:
         if not Path(model_path).expanduser().is_file():
             raise CliError(f"model file not found: {model_path} (check --model-path)")
         spec = f"local:{Path(model_path).expanduser()}"
+    if provider == "scripted":
+        from react_agent.testing import ScriptedChatModel
+
+        return ScriptedChatModel(scripted_replies(spec.removeprefix("scripted:")))
     if provider == "gigachat":
         _check_gigachat_settings()
     try:
         model: BaseLanguageModel[Any] = make_model(spec, base_url=getattr(args, "base_url", None),
-                                                   api_key_env=getattr(args, "api_key_env", None))
+                                                   api_key_env=getattr(args, "api_key_env", None),
+                                                   **model_options(args))
     except ConfigError as exc:
         message = str(exc)
         missing_key = "needs an API key" in message or "needs credentials" in message
@@ -64,3 +71,31 @@ def _check_gigachat_settings() -> None:
     except ValidationError as exc:
         names = sorted({f"GIGACHAT_{str(e['loc'][0]).upper()}" for e in exc.errors() if e["loc"]})
         raise CliError(f"invalid GigaChat setting(s) in the environment: {', '.join(names)}") from None
+
+
+def model_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``-o key=value`` options, for the model's constructor; a value is JSON when it parses as JSON."""
+    options: dict[str, Any] = {}
+    for item in getattr(args, "model_option", None) or []:
+        key, sep, value = str(item).partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise CliError(f"-o {item!r}: write KEY=VALUE, e.g. -o temperature=0", EXIT_USAGE)
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return options
+
+
+def scripted_replies(path: str) -> list[str]:
+    """The replies of ``--model scripted:FILE``: a JSON list (texts, or objects written as JSON)."""
+    try:
+        data = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CliError(f"--model scripted: cannot read {path!r}: {exc.strerror}", EXIT_USAGE) from None
+    except ValueError as exc:
+        raise CliError(f"--model scripted: {path!r} is not JSON: {exc}", EXIT_USAGE) from None
+    if not isinstance(data, list):
+        raise CliError(f"--model scripted: {path!r} must hold a JSON list of replies", EXIT_USAGE)
+    return [item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in data]

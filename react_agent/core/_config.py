@@ -34,9 +34,10 @@ class AgentConfig(BaseModel):
     """The options of :class:`BaseAgent`, validated and frozen (``agent.config``):
 
     - ``max_iterations``: model decisions per run (parse failures count) before status ``"max_iterations"``.
-    - ``prompts``: ``"ru"`` (default), ``"en"``, ``"en-compact"``/``"ru-compact"``, a folder of ``*.jinja``
+    - ``prompts``: ``"ru"``, ``"en"``, ``"en-compact"``/``"ru-compact"``, a folder of ``*.jinja``
       overrides, a LangChain prompt template for the step prompt, a ``{name: template}`` mapping, or a
-      :class:`PromptSet`; ``lang`` picks the base language when ``prompts`` is not a language code.
+      :class:`PromptSet`; ``lang`` picks the built-in set under them when ``prompts`` is not a set name
+      (``"en"``, or ``"en-compact"`` to layer a folder on the compact set).
     - ``history_window``: how many recent steps the step prompt shows (``None``: all). The result keeps all.
     - ``max_observation_chars``: observations longer than this are truncated in prompts behind a marker.
     - ``final_answer``: ``"auto"`` (one extra call that writes the answer when FINISH came without one),
@@ -61,6 +62,10 @@ class AgentConfig(BaseModel):
     - ``max_parallel_calls``: the most tool calls one decision may hold; they run concurrently, and calls
       beyond it are not run (an error observation each). ``None``: 1 under the text protocol, every call of a
       reply under the native one. Above 1 the text prompts tell the model it may answer with a list.
+    - ``verbose``: print each step live on stderr (rich), as ``react-agent run`` shows it.
+
+    Without ``prompts`` and ``lang`` a run's prompts follow its task: Russian for a task with Cyrillic
+    letters, English otherwise (a subclass that defines its own ``__init__`` keeps ``"ru"``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, validate_default=False)
@@ -68,7 +73,8 @@ class AgentConfig(BaseModel):
     max_iterations: PositiveInt = Field(5, description="a positive integer")
     prompts: Any = Field("ru", description="a language or prompt-set name ('ru', 'en', 'en-compact'), a folder, "
                                            "a LangChain prompt template, a {name: template} mapping or a PromptSet")
-    lang: Literal["ru", "en"] | None = Field(None, description="'ru', 'en' or None")
+    lang: Literal["ru", "en", "ru-compact", "en-compact"] | None = Field(
+        None, description="'ru', 'en', 'ru-compact', 'en-compact' or None")
     history_window: Annotated[StrictInt, Field(ge=0)] | None = Field(3, description="None or an integer >= 0")
     max_observation_chars: PositiveInt = Field(2000, description="a positive integer")
     final_answer: FinalAnswerMode = Field("auto", description="'auto', 'always' or 'never'")
@@ -88,6 +94,7 @@ class AgentConfig(BaseModel):
     output_schema: Any = Field(None, description="None or a pydantic model class (the shape of the final answer)")
     protocol: Literal["text", "native"] = Field("text", description="'text' or 'native'")
     max_parallel_calls: PositiveInt | None = Field(None, description="None or a positive integer")
+    verbose: StrictBool = Field(False, description="True or False")
 
     @field_validator("prompts", mode="before")
     @classmethod

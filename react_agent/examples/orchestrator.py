@@ -119,6 +119,11 @@ def build_orchestrator(llm: Any, *, db_path: str | os.PathLike[str], lang: str =
                       name="orchestrator", examples=orchestrator_examples(lang) if compact else (), **options)
 
 
+SMALL_MODEL_CAVEAT = ("note: delegation needs a model that plans; the default local model (Gemma 3 270M) "
+                      "usually does not finish this task (minutes on 2 cores, exit status 1). "
+                      "Use --model openai:NAME, vllm:NAME or gigachat for the real thing.")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the orchestrator on ``--task`` with ``--model`` and write its steps and answer to stdout."""
     parser = argparse.ArgumentParser(prog="python -m react_agent.examples.orchestrator",
@@ -133,6 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from react_agent.models import make_model  # the CLI's model factory
 
     llm = make_model(args.model)
+    if args.model.split(":", 1)[0] == "local":
+        sys.stderr.write(SMALL_MODEL_CAVEAT + "\n")
     with tempfile.TemporaryDirectory() as folder:
         db_path = args.db or os.path.join(folder, "users.sqlite3")
         agent = build_orchestrator(llm, db_path=db_path, lang=args.lang, max_iterations=args.max_iterations,

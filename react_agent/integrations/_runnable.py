@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
@@ -28,8 +29,10 @@ from langchain_core.runnables import ConfigurableFieldSpec, Runnable, RunnableCo
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from react_agent._prompts import LANGUAGES, task_language
 from react_agent._types import AgentResult
 from react_agent.errors import ConfigError
+from react_agent.integrations._graph import tool_call_messages
 from react_agent.runtime import Agent, message_text, report_subrun_usage
 
 if TYPE_CHECKING:
@@ -135,52 +138,70 @@ def agent_tool(agent: RunnableAgent, args_schema: type[BaseModel] | None = None,
 class AgentNode(Runnable[Mapping[str, Any], dict[str, Any]]):
     """A LangGraph node running an agent (build it with ``agent.as_node(...)``).
 
-    Reads the task from ``state[input_key]`` (a string, messages or a ``PromptValue``; with messages the
-    earlier ones are the conversation) and the optional ``state["chat_history"]``; returns
+    Reads the task from ``state[input_key]`` (default: ``"input"``, or ``"messages"`` in a state with
+    messages and no input; a string, message-likes or a ``PromptValue``; with messages the last human one is
+    the task and the earlier ones are the conversation) and the optional ``state["chat_history"]``; returns
     ``{output_key: answer}`` - with ``output_key="messages"`` the answer is one ``AIMessage`` named after
-    the agent, for the ``add_messages`` reducer - plus ``{result_key: result.model_dump(mode="json")}``
-    when ``result_key`` is set (plain data: checkpoints stay free of custom classes; rebuild the result
-    with ``AgentResult.model_validate``).
+    the agent, for the ``add_messages`` reducer; with ``tool_messages=True`` it follows the run's tool calls
+    as ``AIMessage(tool_calls=...)``/``ToolMessage`` pairs - plus ``{result_key: result.model_dump(mode=
+    "json")}`` when ``result_key`` is set (plain data: checkpoints stay free of custom classes; rebuild the
+    result with ``AgentResult.model_validate``).
     """
 
-    def __init__(self, agent: RunnableAgent, *, input_key: str = "input", output_key: str | None = None,
-                 result_key: str | None = None) -> None:
+    def __init__(self, agent: RunnableAgent, *, input_key: str | None = None, output_key: str | None = None,
+                 result_key: str | None = None, tool_messages: bool = False) -> None:
         for label, key in (("input_key", input_key), ("output_key", output_key), ("result_key", result_key)):
             if key is not None and (not isinstance(key, str) or not key):
                 raise ConfigError(f"{label} must be a non-empty string, got {key!r}")
+        if not isinstance(tool_messages, bool):
+            raise ConfigError(f"tool_messages must be True or False, got {tool_messages!r}")
         self.agent = agent
         self.name = str(agent.name)
         self.input_key = input_key
-        self.output_key = output_key or ("messages" if input_key == "messages" else "output")
+        self.output_key = output_key
         self.result_key = result_key
+        self.tool_messages = tool_messages
 
-    def _input(self, state: Any) -> dict[str, Any]:
-        if not isinstance(state, Mapping) or self.input_key not in state:
+    def _source(self, state: Any) -> str:
+        """The state key the task is read from: ``input_key``, else ``"input"``, or ``"messages"`` when the
+        state has messages and no ``input``."""
+        key = self.input_key
+        if key is None:
+            key = "messages" if isinstance(state, Mapping) and "messages" in state and "input" not in state \
+                else "input"
+        if not isinstance(state, Mapping) or key not in state:
             got = sorted(map(str, state)) if isinstance(state, Mapping) else type(state).__name__
-            raise ConfigError(f"{self.name} node reads the task from state[{self.input_key!r}]; got {got} "
+            raise ConfigError(f"{self.name} node reads the task from state[{key!r}]; got {got} "
                               f"(pass input_key=... to as_node)")
-        value: dict[str, Any] = {"input": state[self.input_key]}
+        return key
+
+    def _input(self, state: Any, key: str) -> dict[str, Any]:
+        value: dict[str, Any] = {"input": state[key]}
         if state.get("chat_history") is not None:
             value["chat_history"] = state["chat_history"]
         return value
 
-    def _update(self, result: AgentResult) -> dict[str, Any]:
+    def _update(self, result: AgentResult, source: str) -> dict[str, Any]:
         update: dict[str, Any] = {}
-        if self.output_key == "messages":
-            update["messages"] = [AIMessage(content=result.output, name=self.name)]
+        output_key = self.output_key or ("messages" if source == "messages" else "output")
+        if output_key == "messages":
+            calls = tool_call_messages(result, str(self.name)) if self.tool_messages else []
+            update["messages"] = [*calls, AIMessage(content=result.output, name=self.name)]
         else:
-            update[self.output_key] = result.output
+            update[output_key] = result.output
         if self.result_key is not None:
             update[self.result_key] = result.model_dump(mode="json")
         return update
 
     def invoke(self, input: Mapping[str, Any], config: RunnableConfig | None = None,
                **kwargs: Any) -> dict[str, Any]:
-        return self._update(self.agent.invoke(self._input(input), config))
+        source = self._source(input)
+        return self._update(self.agent.invoke(self._input(input, source), config), source)
 
     async def ainvoke(self, input: Mapping[str, Any], config: RunnableConfig | None = None,
                       **kwargs: Any) -> dict[str, Any]:
-        return self._update(await self.agent.ainvoke(self._input(input), config))
+        source = self._source(input)
+        return self._update(await self.agent.ainvoke(self._input(input, source), config), source)
 
 
 # -------------------------------------------------------------------------------------------- configurable options
@@ -195,6 +216,42 @@ def rebuild(agent: RunnableAgent, changes: Mapping[str, Any]) -> RunnableAgent:
     except TypeError as exc:  # a subclass whose __init__ takes other arguments
         raise ConfigError(f"{type(agent).__name__} cannot be rebuilt as {type(agent).__name__}(llm, tools, "
                           f"**options) ({exc}); override with_options") from None
+
+
+_LANGUAGE_VARIANTS: weakref.WeakKeyDictionary[Any, dict[str, RunnableAgent]] = weakref.WeakKeyDictionary()
+_VARIANTS_LOCK = threading.Lock()
+
+
+def for_task_language(agent: RunnableAgent, task: str) -> RunnableAgent:
+    """The agent that runs ``task``: ``agent`` itself, or - when it was built without ``prompts`` and ``lang`` -
+    the same agent with the built-in prompts in the task's language (:func:`task_language`), built once.
+    A subclass with an ``__init__`` of its own keeps its prompts (a rebuilt agent would not share the data
+    that ``__init__`` keeps)."""
+    config = agent.config
+    if {"prompts", "lang"} & config.model_fields_set or not isinstance(config.prompts, str) \
+            or not _rebuilt_as_it_is(type(agent)):
+        return agent
+    lang = task_language(task)
+    base, _, variant = config.prompts.partition("-")
+    if base == lang or base not in LANGUAGES:
+        return agent
+    with _VARIANTS_LOCK:
+        built = _LANGUAGE_VARIANTS.get(agent, {}).get(lang)
+    if built is None:
+        try:
+            built = agent.with_options(prompts=f"{lang}-{variant}" if variant else lang)
+        except ConfigError:  # a subclass that cannot be rebuilt keeps its prompts
+            return agent
+        with _VARIANTS_LOCK:
+            _LANGUAGE_VARIANTS.setdefault(agent, {})[lang] = built
+    return built
+
+
+def _rebuilt_as_it_is(cls: type) -> bool:
+    """Whether an agent of ``cls`` rebuilt from its options is the same agent: no class of its own defines
+    ``__init__`` (which may keep per-instance data a rebuilt agent would not share)."""
+    return all("__init__" not in vars(base) or base.__module__.startswith("react_agent.")
+               for base in cls.__mro__ if base is not object)
 
 
 class ConfigurableAgent(Runnable[Any, AgentResult]):

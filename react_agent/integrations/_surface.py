@@ -21,6 +21,8 @@ from langchain_core.utils.uuid import uuid7
 
 from react_agent._types import AgentResult, AgentStep
 from react_agent.errors import ConfigError
+from react_agent.integrations._console import StepConsole
+from react_agent.integrations._graph import graph_control, step_chunk, stream_writer, with_messages
 from react_agent.integrations._runnable import (
     AgentNode,
     AgentTool,
@@ -28,6 +30,7 @@ from react_agent.integrations._runnable import (
     RunnableAgent,
     agent_tool,
     compose_task,
+    for_task_language,
     history_of,
     rebuild,
 )
@@ -157,13 +160,16 @@ class AgentRunnable(Runnable[Any, AgentResult]):
         that does not finish is a tool error (an observation for the caller)."""
         return agent_tool(_agent(self), args_schema, name=name, description=description, arg_types=arg_types)
 
-    def as_node(self, *, input_key: str = "input", output_key: str | None = None,
-                result_key: str | None = None) -> AgentNode:
+    def as_node(self, *, input_key: str | None = None, output_key: str | None = None,
+                result_key: str | None = None, tool_messages: bool = False) -> AgentNode:
         """This agent as a LangGraph node that maps state keys (see :class:`AgentNode`): the task from
-        ``state[input_key]``, the answer to ``state[output_key]`` (``"messages"``: an ``AIMessage``; default:
+        ``state[input_key]`` (default ``"input"``, or ``"messages"`` in a state with messages and no input),
+        the answer to ``state[output_key]`` (``"messages"``: an ``AIMessage``; default:
         ``"messages"`` when reading messages, else ``"output"``), the result as plain data to
-        ``state[result_key]`` when set."""
-        return AgentNode(_agent(self), input_key=input_key, output_key=output_key, result_key=result_key)
+        ``state[result_key]`` when set. ``tool_messages=True`` also appends the run's tool calls as
+        ``AIMessage(tool_calls=...)``/``ToolMessage`` pairs before the answer."""
+        return AgentNode(_agent(self), input_key=input_key, output_key=output_key, result_key=result_key,
+                         tool_messages=tool_messages)
 
     def with_options(self, **changes: Any) -> RunnableAgent:
         """A new agent of this class with the same model and tools and these options changed (agents are
@@ -223,19 +229,25 @@ def start(agent: RunnableAgent, input: Any, config: RunnableConfig | None, *, jo
 def stream_run(agent: RunnableAgent, input: Any, config: RunnableConfig | None,
                **kwargs: Any) -> Iterator[AgentStep | AgentResult]:
     """The sync driver: each step as it completes, then the result."""
+    agent = for_task_language(agent, task_of(input)[0])
     state, config = start(agent, input, config, **kwargs)
+    shown = _console(agent, state)
     manager = CallbackManager.configure(config.get("callbacks"), None, inheritable_tags=config.get("tags"),
                                         inheritable_metadata=config.get("metadata"))
     run = manager.on_chain_start({"name": agent.name}, {"task": state.task}, run_id=config.get("run_id"),
                                  name=config.get("run_name") or agent.name)
     child = patch_config(config, callbacks=run.get_child())
-    layer, reply = drive(agent, state), None
+    layer, reply, writer = drive(agent, state), None, stream_writer()
     try:
         while (item := advance(layer, reply)) is not None:
             if isinstance(item, StepDone):
                 reply = None
                 if run.handlers:
                     run.get_child().on_custom_event(STEP_EVENT, step_data(state, item), run_id=run.run_id)
+                if writer is not None:
+                    writer(step_chunk(str(agent.name), len(state.steps), item.step))
+                if shown is not None:
+                    shown.step(len(state.steps), item.step)
                 yield item.step
             else:
                 try:
@@ -244,9 +256,13 @@ def stream_run(agent: RunnableAgent, input: Any, config: RunnableConfig | None,
                     reply = Failure(exc)
     except Exception as exc:
         run.on_chain_error(exc)
+        if graph_control(exc):  # a LangGraph interrupt() (e.g. in approve): LangGraph resumes the node
+            raise
         raise failed(agent, state, exc) from masked_cause(exc, state)
-    result = close(agent, state)
+    result = with_messages(close(agent, state), str(agent.name))
     run.on_chain_end(end_payload(result))
+    if shown is not None:
+        shown.result(result)
     yield result
 
 
@@ -254,7 +270,9 @@ async def astream_run(agent: RunnableAgent, input: Any, config: RunnableConfig |
                       **kwargs: Any) -> AsyncIterator[AgentStep | AgentResult]:
     """The async driver: as :func:`stream_run`, awaiting the I/O; deferred journal records are flushed in a
     worker thread before the run goes on."""
+    agent = for_task_language(agent, task_of(input)[0])
     state, config = start(agent, input, config, _deferred=True, **kwargs)
+    shown = _console(agent, state)
     journal = journal_of(state)
     journal.defer()
     manager = AsyncCallbackManager.configure(config.get("callbacks"), None, inheritable_tags=config.get("tags"),
@@ -263,7 +281,7 @@ async def astream_run(agent: RunnableAgent, input: Any, config: RunnableConfig |
                                         name=config.get("run_name") or agent.name)
            if manager.handlers else _silent_run(manager, config.get("run_id")))
     child = patch_config(config, callbacks=run.get_child())
-    layer, reply = drive(agent, state), None
+    layer, reply, writer = drive(agent, state), None, stream_writer()
     try:
         while (item := advance(layer, reply)) is not None:
             if journal.outbox:
@@ -272,22 +290,39 @@ async def astream_run(agent: RunnableAgent, input: Any, config: RunnableConfig |
                 reply = None
                 if run.handlers:
                     await run.get_child().on_custom_event(STEP_EVENT, step_data(state, item), run_id=run.run_id)
+                if writer is not None:
+                    writer(step_chunk(str(agent.name), len(state.steps), item.step))
+                if shown is not None:
+                    shown.step(len(state.steps), item.step)
                 yield item.step
             else:
                 try:
                     reply = await aperform(agent, item, child)
                 except (DeadlineExceeded, ModelCallError) as exc:  # the journal layer handles these
                     reply = Failure(exc)
-        result = close(agent, state)
+        result = with_messages(close(agent, state), str(agent.name))
         if journal.outbox:
             await acall_in_thread(journal.flush, None, name="journal")
     except Exception as exc:
         if run.handlers:
             await run.on_chain_error(exc)
+        if graph_control(exc):  # a LangGraph interrupt() (e.g. in approve): LangGraph resumes the node
+            raise
         raise failed(agent, state, exc) from masked_cause(exc, state)
     if run.handlers:
         await run.on_chain_end(end_payload(result))
+    if shown is not None:
+        shown.result(result)
     yield result
+
+
+def _console(agent: RunnableAgent, state: RunState) -> StepConsole | None:
+    """The live console of a ``verbose=True`` agent (the task printed), else ``None``."""
+    if not getattr(agent.config, "verbose", False):
+        return None
+    console = StepConsole(str(agent.name))
+    console.task(state.task)
+    return console
 
 
 def _silent_run(manager: AsyncCallbackManager, run_id: Any) -> AsyncCallbackManagerForChainRun:

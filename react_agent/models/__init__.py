@@ -1,7 +1,7 @@
 """Chat models shipped with react_agent.
 
 ``LocalChatModel`` runs a GGUF file in-process through llama-cpp-python (optional extra ``local``:
-``pip install 'react-agent[local]'``). Importing this package never needs llama-cpp-python; the
+``react-agent setup-local``). Importing this package never needs llama-cpp-python; the
 model imports it on first use and raises an ImportError with the install command if it is missing.
 """
 

