@@ -127,7 +127,7 @@ def test_the_install_section_lists_every_extra_of_the_package() -> None:
         start = text.index("## Install\n")
         sections.append(text[start:text.index("\n## ", start + 1)] if "\n## " in text[start + 1:] else text[start:])
     assert sections[0].split("An error that")[0] == sections[1].split("An error that")[0]
-    listed = set(re.findall(r"^\| `([a-z]+)` \|", sections[0], re.MULTILINE))
+    listed = set(re.findall(r"^\| `([a-z0-9-]+)` \|", sections[0], re.MULTILINE))
     assert listed == extras
 
 
