@@ -57,7 +57,7 @@ competitive function-calling model. The ablation `python -m bench.bfcl --protoco
 difference comes from constrained decoding, not from the prompt or the parser alone. Larger models:
 `--model-path PATH.gguf`.""",
     "parsers": """\
-Method: `python -m bench.parsers`. Caveat: the expected outcomes in `tests/parser_corpus.py` are
+Method: `python -m bench.parsers`. Caveat: the expected outcomes in `tests/helpers/parser_corpus.py` are
 react_agent's parser policy (e.g. "the first action wins, an invented Observation or Final Answer after
 it is dropped", "cut-off JSON is refused, never repaired into a call"); where an upstream parser refuses
 or accepts by design, the corpus says so next to the case. So react_agent's 100 % is agreement with its

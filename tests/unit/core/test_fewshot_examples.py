@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT
 from langchain_core.tools import BaseTool, tool
 
 from react_agent import FINISH, AgentAction, AgentStep, ConfigError, Example, PromptSet, ReactAgent
@@ -220,7 +221,7 @@ def test_compact_set_overrides_step_and_keeps_the_base_language(lang: str) -> No
 
 def test_compact_folders_hold_only_overrides() -> None:
     """Each compact folder overrides a subset of the templates and each base language has every template."""
-    root = Path(__file__).resolve().parents[1] / "prompts"
+    root = ROOT / "prompts"
     for name in PROMPT_SETS:
         files = {p.stem for p in (root / name).glob("*.jinja")}
         assert files and files <= set(TEMPLATE_VARIABLES), name

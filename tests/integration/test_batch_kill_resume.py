@@ -1,4 +1,4 @@
-"""Real kills: a batch process (tests/batch_worker.py) is SIGKILLed at random moments and started again with
+"""Real kills: a batch process (tests/helpers/batch_worker.py) is SIGKILLed at random moments and started again with
 the same command until it completes. Every side effect must happen exactly once, every task must appear
 exactly once in the results file, and no model call or tool call whose result was journaled runs again."""
 
@@ -16,17 +16,17 @@ from pathlib import Path
 
 import pytest
 from batch_worker import answer, ledger_items
+from conftest import HELPERS, ROOT
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
 
-HERE = Path(__file__).resolve().parent
 TASKS, ITEMS, CONCURRENCY, DELAY = 24, 2, 6, 0.01
 KILLS = 4
 
 
 def start(folder: Path) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, str(HERE / "batch_worker.py"), "run", str(folder), str(TASKS), str(ITEMS),
-                             str(CONCURRENCY), str(DELAY)], cwd=HERE.parent, text=True, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, str(HELPERS / "batch_worker.py"), "run", str(folder), str(TASKS),
+                             str(ITEMS), str(CONCURRENCY), str(DELAY)], cwd=ROOT, text=True, stdout=subprocess.PIPE,
                             stderr=open(folder / "stderr.txt", "a"))  # noqa: SIM115
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready", (folder / "stderr.txt").read_text()

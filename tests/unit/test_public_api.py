@@ -1,7 +1,7 @@
 """The public API is pinned: exact names, each documented, and importing the package has no side effects.
 
 A change to ``__all__`` is a change to the public API: update the pinned list here, docs/api.md (which
-tests/test_docs.py compares with ``__all__``) and the changelog together.
+tests/docs/test_docs.py compares with ``__all__``) and the changelog together.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A small real MCP server for the tests, written with the ``mcp`` SDK's FastMCP.
 
-Run it as ``python tests/mcp_server.py`` (stdio) or ``python tests/mcp_server.py http PORT`` (streamable
+Run it as ``python tests/helpers/mcp_server.py`` (stdio) or ``python tests/helpers/mcp_server.py http PORT`` (streamable
 HTTP on 127.0.0.1:PORT, path ``/mcp``). Tools: ``add``, ``echo``, ``fail`` (an MCP error result,
 ``isError``), ``image`` (text and a PNG), ``slow`` (sleeps) and ``pid`` (the server's process id).
 """

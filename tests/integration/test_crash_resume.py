@@ -20,6 +20,7 @@ from pathlib import Path
 
 import crash_worker as worker
 import pytest
+from conftest import HELPERS, ROOT
 
 from react_agent import AgentResult
 from react_agent.runtime._journal import read_journal
@@ -27,7 +28,6 @@ from react_agent.testing import ScriptedChatModel
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the crash worker forks (POSIX only)")
 
-HERE = Path(__file__).resolve().parent
 DELAY = 0.01  # seconds per model call and per tool call in the child: kills land in every phase
 TRIALS = 30
 
@@ -37,7 +37,7 @@ class ForkServer:
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "crash_worker.py"), "serve"], cwd=HERE.parent, text=True, bufsize=1,
+            [sys.executable, str(HELPERS / "crash_worker.py"), "serve"], cwd=ROOT, text=True, bufsize=1,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.lines: queue.Queue[list[str] | None] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()

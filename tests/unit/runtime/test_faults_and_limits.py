@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import tenacity
-from conftest import call, finish
+from conftest import ROOT, call, finish
 from gigachat.exceptions import AuthenticationError, BadRequestError, RateLimitError, ServerError
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
@@ -24,7 +24,6 @@ from react_agent import ReactAgent, RetryPolicy
 from react_agent.runtime._journal import read_journal
 from react_agent.testing import ScriptedChatModel
 
-ROOT = Path(__file__).resolve().parent.parent
 URL = "https://gigachat.example/api/v1/chat/completions"
 FAST = RetryPolicy(max_attempts=3, initial_wait=0.001, max_wait=0.01, jitter=0)
 

@@ -1,5 +1,5 @@
 """The durable run journal: what is recorded, when, and how resume replays it (crashes simulated by cutting
-the journal after a record; real SIGKILLs are in test_crash_resume.py)."""
+the journal after a record; real SIGKILLs are in tests/integration/test_crash_resume.py)."""
 
 from __future__ import annotations
 

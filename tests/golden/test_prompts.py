@@ -2,7 +2,7 @@
 
 Golden files: ``tests/golden/<lang>/<template>.txt`` is each template rendered with the fixed inputs
 below (the seed article's tools, a fixed three-step history). A changed prompt fails here with a diff.
-After an intended change regenerate them with ``UPDATE_GOLDEN=1 pytest tests/test_prompts.py -k golden``
+After an intended change regenerate them with ``UPDATE_GOLDEN=1 pytest tests/golden/test_prompts.py -k golden``
 and commit the files with the template.
 """
 
@@ -23,7 +23,7 @@ from react_agent import AgentStep, ConfigError, PromptSet, ReactAgent, RunState
 from react_agent._prompts import LANGUAGES, TEMPLATE_VARIABLES
 from react_agent.testing import ScriptedChatModel
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parent
 UPDATE = os.environ.get("UPDATE_GOLDEN", "") not in ("", "0")
 
 INJECTION = "{{ 7 * 7 }} {% for x in range(3) %}loop{% endfor %} {# comment #} {{ task }}"
@@ -126,7 +126,7 @@ def test_golden_prompt(lang: str, name: str, seed_tools: list[BaseTool]) -> None
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(rendered, encoding="utf-8")
         return
-    assert path.exists(), f"{path} is missing: run UPDATE_GOLDEN=1 pytest tests/test_prompts.py -k golden"
+    assert path.exists(), f"{path} is missing: run UPDATE_GOLDEN=1 pytest tests/golden/test_prompts.py -k golden"
     expected = path.read_text(encoding="utf-8")
     if rendered != expected:
         diff = "".join(difflib.unified_diff(expected.splitlines(True), rendered.splitlines(True),

@@ -36,7 +36,7 @@ import react_agent.testing
 from react_agent import BaseAgent, ReflectionAgent
 from react_agent._prompts import TEMPLATE_VARIABLES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 MKDOCS_CONFIG = ROOT / ".ci" / "mkdocs.yml"
 RUN_MARKER = "<!-- run -->"

@@ -1,6 +1,6 @@
 """Helper process of test_crash_resume.py: a journaled agent whose tool writes to SQLite exactly once per key.
 
-``python tests/crash_worker.py serve`` is a fork server: it imports everything once, prints ``ready``, then
+``python tests/helpers/crash_worker.py serve`` is a fork server: it imports everything once, prints ``ready``, then
 for each line ``run <folder> <delay> [<crash point>]`` forks a child that runs the agent in ``<folder>``
 (``run.jsonl`` journal, ``ledger.db`` database), prints ``pid <pid>`` and, once the child is gone,
 ``exit <status>`` (negative: killed by that signal). The test kills children with SIGKILL at random
@@ -198,7 +198,7 @@ def serve() -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["serve"]:
         serve()
-    elif sys.argv[1:2] == ["run"]:  # one run in this process: python tests/crash_worker.py run <folder> [delay]
+    elif sys.argv[1:2] == ["run"]:  # one run in this process: python tests/helpers/crash_worker.py run <folder> [delay]
         run_child(Path(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else 0.0, None)
     else:
         sys.exit("usage: crash_worker.py serve | run <folder> [delay]")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import call, finish
+from conftest import ROOT, call, finish
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import StructuredTool
 
@@ -33,7 +33,6 @@ from react_agent import (
 from react_agent.loop import ModelCall, ModelCallError, RunState, ToolCall
 from react_agent.testing import FunctionChatModel, ScriptedChatModel
 
-ROOT = Path(__file__).resolve().parent.parent
 TASK = re.compile(r"TASK-(\d+)")
 
 

@@ -1,4 +1,4 @@
-"""MCP servers as tool sources, against a real MCP server (tests/mcp_server.py, the ``mcp`` SDK's FastMCP).
+"""MCP servers as tool sources, against a real MCP server (tests/helpers/mcp_server.py, the ``mcp`` SDK's FastMCP).
 
 Over stdio and over streamable HTTP on 127.0.0.1, through a real ``ReactAgent`` with the scripted
 model, under ``run`` and ``arun``; also tools that users load with langchain-mcp-adapters themselves.
@@ -13,11 +13,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import call, finish
+from conftest import HELPERS, call, finish
 
 from react_agent import ConfigError, ReactAgent
 from react_agent.mcp import MCPError, MCPTools, mcp_tools
@@ -26,7 +25,7 @@ from react_agent.testing import ScriptedChatModel
 pytest.importorskip("mcp")
 pytest.importorskip("langchain_mcp_adapters")
 
-SERVER = str(Path(__file__).with_name("mcp_server.py"))
+SERVER = str(HELPERS / "mcp_server.py")
 STDIO = [sys.executable, SERVER]
 
 SCRIPT = [call("add", a=2, b=40), call("fail", reason="no"), call("image"), call("echo", text="привет"),
@@ -124,7 +123,7 @@ def test_closing_with_a_call_still_running_is_bounded() -> None:
 
 
 @pytest.mark.parametrize("spec", [
-    [sys.executable, str(Path(__file__).with_name("no_such_server.py"))],
+    [sys.executable, str(HELPERS / "no_such_server.py")],
     ["react-agent-no-such-command-x"],
 ])
 def test_a_server_that_cannot_start_is_a_clear_error(spec: list[str]) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from conftest import ROOT
 from gigachat.exceptions import BadRequestError, ServerError
 from langchain_core.tools import tool
 from pydantic import BaseModel, Field
@@ -439,8 +440,7 @@ def test_make_model_names_the_missing_package(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_every_provider_is_documented() -> None:
-    from pathlib import Path
 
-    page = (Path(__file__).parent.parent / "docs" / "models.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
     for provider in PROVIDERS:
         assert f'"{provider}' in page, f"docs/models.md has no make_model example for {provider}"

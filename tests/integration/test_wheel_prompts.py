@@ -16,10 +16,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from react_agent._prompts import LANGUAGES, PROMPT_SETS, TEMPLATE_VARIABLES, builtin_root
 
-ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:

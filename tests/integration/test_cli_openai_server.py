@@ -13,16 +13,15 @@ import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import HELPERS
 
 from react_agent.cli import _main as cli
 
 pytest.importorskip("langchain_openai")
 
-HERE = Path(__file__).parent
 KEY_VAR, KEY = "CLI_TEST_SERVER_KEY", "sk-test-0123456789abcdef"
 
 
@@ -141,7 +140,7 @@ def test_chat_subprocess_through_the_server(serve: Any, key: str) -> None:
     """`react-agent chat` in a real process, stdin piped (not a terminal): one answer per line on stdout, the
     trace on stderr; the second message carries the first turn."""
     server = serve(reply("add", {"a": 2, "b": 3}), reply("FINISH", "5"), reply("FINISH", "50"))
-    argv = [sys.executable, "-m", "react_agent.cli", "chat", "--tools", str(HERE / "cli_tools.py"),
+    argv = [sys.executable, "-m", "react_agent.cli", "chat", "--tools", str(HELPERS / "cli_tools.py"),
             *model_args(server.url)]
     proc = subprocess.run(argv, input="What is 2+3?\nAnd times 10?\n/exit\n", capture_output=True, text=True,
                           timeout=120, env={**os.environ, "NO_COLOR": "1"})

@@ -8,7 +8,7 @@ fabricated continuations). ``expected`` is ``None`` when the reply must be refus
 with ``action`` and ``action_input`` (and optionally ``thought``). Where our expectation differs from
 the upstream parser's, the note after the source says why.
 
-The table is data only: tests/test_parser.py runs it against react_agent, and the benchmark runs it
+The table is data only: tests/unit/parsing/test_parser_policy.py runs it against react_agent, and the benchmark runs it
 against other parsers.
 """
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import call, finish
+from conftest import ROOT, call, finish
 from langchain_core.tools import StructuredTool
 from pydantic import SecretStr
 
@@ -26,8 +26,6 @@ from react_agent import (
     read_journal,
 )
 from react_agent.testing import ScriptedChatModel
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def echo_tool(calls: list[str] | None = None, *, approval: bool = False) -> StructuredTool:

@@ -6,7 +6,7 @@ is not in the prompt yet, then FINISHes. ``record`` writes each item to a ledger
 key (under a file lock, so threads, processes and Ray workers may share it), so every side effect can be
 counted. Every model call that returns is logged to ``calls.log``.
 
-    python tests/batch_worker.py run <folder> <tasks> <items> <concurrency> <delay> [local|ray]
+    python tests/helpers/batch_worker.py run <folder> <tasks> <items> <concurrency> <delay> [local|ray]
 
 runs the batch of ``<folder>`` (``tasks.jsonl``, ``results.jsonl``, ``journals/``), prints ``ready`` once
 imported and ``done`` at the end.

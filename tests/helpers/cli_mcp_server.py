@@ -1,4 +1,4 @@
-"""A real stdio MCP server for the CLI tests (the ``mcp`` SDK's FastMCP): ``python tests/cli_mcp_server.py``.
+"""A real stdio MCP server for the CLI tests (the ``mcp`` SDK's FastMCP): ``python tests/helpers/cli_mcp_server.py``.
 
 Tool ``multiply(a, b)``.
 """

@@ -15,18 +15,17 @@ from typing import Any
 
 import pytest
 from batch_worker import AgentFactory, answer, ledger_items, ledger_pids, write_tasks
-from conftest import call, finish
+from conftest import HELPERS, call, finish
 
 from react_agent.batch import read_results, run_batch
 
 ray = pytest.importorskip("ray")
 
-HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[Any]:
-    path = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p)
+    path = os.pathsep.join(p for p in (str(HELPERS), os.environ.get("PYTHONPATH", "")) if p)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": path}})
     try:
@@ -78,7 +77,7 @@ def test_ray_continues_a_local_batch_and_runs_the_cli_agent(local_ray: Any, tmp_
     assert sorted(r.id for r in rest) == ["task-4", "task-5", "task-6"] and rest.summary.previous == 3
     assert len(list(read_results(tmp_path / "out.jsonl"))) == 6 and len(ledger_items(tmp_path / "ledger.txt")) == 6
     # the CLI's picklable agent (demo tools, scripted model) on one worker
-    from test_batch_cli import run_cli, write
+    from batch_cli import run_cli, write
 
     tasks, script = write(tmp_path, script=[call("calculator", expression="17 * 23"), finish("17 * 23 = 391"),
                                             call("register_user", username="Ivan", email="ivan@test.com"),

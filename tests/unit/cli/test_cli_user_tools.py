@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import HELPERS
 
 from react_agent.cli import _main as cli
 from react_agent.testing import ScriptedChatModel
 
-HERE = Path(__file__).parent
-TOOLS_FILE = HERE / "cli_tools.py"
-MCP_SERVER = HERE / "cli_mcp_server.py"
+TOOLS_FILE = HELPERS / "cli_tools.py"
+MCP_SERVER = HELPERS / "cli_mcp_server.py"
 HAS_MCP = importlib.util.find_spec("mcp") is not None and importlib.util.find_spec("langchain_mcp_adapters") is not None
 needs_mcp = pytest.mark.skipif(not HAS_MCP, reason="the mcp extra is not installed (pip install 'react-agent[mcp]')")
 if HAS_MCP:  # mcp binds its stdio client's default errlog=sys.stderr at import: import it now, not under a capture
