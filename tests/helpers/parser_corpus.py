@@ -53,7 +53,7 @@ _SMOL_MODELS = "https://github.com/huggingface/smolagents/blob/main/tests/test_m
 _SMOL_UTILS = "https://github.com/huggingface/smolagents/blob/main/tests/test_utils.py"
 _JR = "https://github.com/mangiucugna/json_repair/blob/main/tests/"
 _SEED = "react_agent: real GigaChat answer quoted in the seed article"
-_ISSUE_14 = "react_agent: issue 14"
+_DIALECT = "react_agent: a dialect another project's models write"
 _NEMO = "https://github.com/NVIDIA/NeMo-Agent-Toolkit/blob/develop/tests/aiq/agent/test_react.py"
 _DSPY_STREAMING = "https://github.com/stanfordnlp/dspy/blob/main/tests/streaming/test_streaming.py"
 _AUTOGPT = "https://github.com/farizrahman4u/loopgpt/blob/main/loopgpt/constants.py"
@@ -1091,41 +1091,41 @@ CASES: list[Case] = [
         _SMOL_UTILS + " (test_parse_code_blobs: a code agent's reply holds no JSON or text action)",
         reason="no_action",
     ),
-    # ==== wave 2 (issue 14): dialects other projects' models write ===================================
+    # ==== dialects other projects' models write ====================================================
     # ---- an answer label followed by a JSON action is that action, never a final answer -------------
     Case(
         "answer_label_json_action",
         "Answer: " + _ANSWER_JSON,
         _act("register_user", _IVAN, "Registering the user."),
-        _ISSUE_14 + " (the compact prompt labels answers 'Answer:' and the model repeats the label)",
+        _DIALECT + " (the compact prompt labels answers 'Answer:' and the model repeats the label)",
         _REG,
     ),
     Case(
         "final_answer_label_json_action",
         "Final Answer: " + _ANSWER_JSON,
         _act("register_user", _IVAN, "Registering the user."),
-        _ISSUE_14,
+        _DIALECT,
         _REG,
     ),
     Case(
         "answer_label_own_line_json_action",
         "Answer:\n" + _ANSWER_JSON,
         _act("register_user", _IVAN, "Registering the user."),
-        _ISSUE_14 + " (the label on its own line)",
+        _DIALECT + " (the label on its own line)",
         _REG,
     ),
     Case(
         "answer_label_fenced_json_action",
         "Thought: I have what I need.\nFinal Answer:\n```json\n" + _ANSWER_JSON + "\n```",
         _act("register_user", _IVAN, "Registering the user."),
-        _ISSUE_14 + " (adapted: the action in a fence after the label)",
+        _DIALECT + " (adapted: the action in a fence after the label)",
         _REG,
     ),
     Case(
         "answer_label_cut_json_action",
         'Answer: {"thought": "Registering the user.", "action": "register_user", "action_input": {"username": "Iv',
         None,
-        _ISSUE_14 + " (adapted: cut off inside a value, so neither an answer nor a call)",
+        _DIALECT + " (adapted: cut off inside a value, so neither an answer nor a call)",
         _REG,
         reason="truncated",
     ),
@@ -1133,7 +1133,7 @@ CASES: list[Case] = [
         "answer_then_json_action",
         "Final Answer: I will register him now.\n" + _ANSWER_JSON,
         None,
-        _ISSUE_14 + " (adapted: an answer that also holds an action; neither is safe to take)",
+        _DIALECT + " (adapted: an answer that also holds an action; neither is safe to take)",
         _REG,
         reason="invalid_action",
     ),
@@ -1141,7 +1141,7 @@ CASES: list[Case] = [
         "answer_label_text_action",
         "Thought: I need the weather.\nAnswer: Action: get_weather\nAction Input: Paris",
         _act("get_weather", "Paris", "I need the weather."),
-        _ISSUE_14 + " (adapted: the repeated answer label before a text-format action)",
+        _DIALECT + " (adapted: the repeated answer label before a text-format action)",
     ),
     Case(
         "openjarvis_pr_950_json_action_not_answer",
@@ -1155,7 +1155,7 @@ CASES: list[Case] = [
         "answer_label_structured_data",
         'Final Answer: {"city": "Paris", "country": "France"}',
         _fin('{"city": "Paris", "country": "France"}'),
-        _ISSUE_14 + " (a JSON answer that is not an action stays the answer)",
+        _DIALECT + " (a JSON answer that is not an action stays the answer)",
     ),
     # ---- ReAct text variants ----------------------------------------------------------------------------
     Case(
@@ -1228,13 +1228,13 @@ CASES: list[Case] = [
         "labels_without_colons",
         'Thought\nI should search for the weather.\nAction\nsearch\nAction Input\n{"q": "weather in Paris"}',
         _act("search", {"q": "weather in Paris"}, "I should search for the weather."),
-        _ISSUE_14 + " (labels without colons, each alone on its line)",
+        _DIALECT + " (labels without colons, each alone on its line)",
     ),
     Case(
         "input_label_instead_of_action_input",
         "Thought: I need the weather.\nAction: get_weather\nInput: Paris",
         _act("get_weather", "Paris", "I need the weather."),
-        _ISSUE_14 + " ('Input:' instead of 'Action Input:')",
+        _DIALECT + " ('Input:' instead of 'Action Input:')",
     ),
     Case(
         "li_issue_12455_inline_args_with_thought",
@@ -1246,13 +1246,13 @@ CASES: list[Case] = [
         "inline_args_without_parentheses",
         'Thought: look it up\nAction: search {"q": "weather"}\nObservation: sunny',
         _act("search", {"q": "weather"}, "look it up"),
-        _ISSUE_14 + " (arguments inline after the name, no parentheses; the invented observation is dropped)",
+        _DIALECT + " (arguments inline after the name, no parentheses; the invented observation is dropped)",
     ),
     Case(
         "inline_args_cut_off",
         'Thought: register\nAction: register_user({"username": "Ivan", "email": "iv',
         None,
-        _ISSUE_14 + " (adapted: inline arguments cut off inside a value)",
+        _DIALECT + " (adapted: inline arguments cut off inside a value)",
         reason="truncated",
     ),
     Case(
@@ -1275,14 +1275,14 @@ CASES: list[Case] = [
             "2+2",
             'The format is {"action": "search", "action_input": "..."} but I need arithmetic, so I use the calculator.',
         ),
-        _ISSUE_14 + " (a JSON example quoted inside the thought before the real Action line: the explicit action wins)",
+        _DIALECT + " (a JSON example quoted inside the thought before the real Action line: the explicit action wins)",
     ),
     Case(
         "json_example_then_observation_then_action",
         'Thought: I call it like {"action": "register_user", "action_input": {"username": "Ivan"}}\n'
         "Observation: registered\nAction: delete_user\nAction Input: Ivan",
         _act("register_user", {"username": "Ivan"}),
-        _ISSUE_14 + " (adapted: with an invented Observation between them the JSON is the first action and the "
+        _DIALECT + " (adapted: with an invented Observation between them the JSON is the first action and the "
         "later Action is a fabricated continuation)",
     ),
     # ---- DSPy-style field markers -----------------------------------------------------------------------
@@ -1416,7 +1416,7 @@ CASES: list[Case] = [
         "tool_call_wrapper_object",
         'I\'ll check the weather for you.\n{"tool_call": {"name": "get_weather", "arguments": {"city": "London"}}}',
         _act("get_weather", {"city": "London"}, "I'll check the weather for you."),
-        _ISSUE_14 + ' (the {"tool_call": {...}} wrapper)',
+        _DIALECT + ' (the {"tool_call": {...}} wrapper)',
     ),
     Case(
         "ollama_prompt_tools_wrapper",

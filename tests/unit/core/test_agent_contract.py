@@ -1,4 +1,4 @@
-"""Core v2: immutable agents serving concurrent runs, one error policy, public seams, validated options."""
+"""Immutable agents serving concurrent runs, one error policy, public seams, validated options."""
 
 from __future__ import annotations
 

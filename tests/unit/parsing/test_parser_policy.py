@@ -446,7 +446,7 @@ ACTION_JSON = '{"thought": "t", "action": "register_user", "action_input": {"use
 )
 @pytest.mark.parametrize("wrap", ["{}", "```json\n{}\n```", "```\n{}\n```"])
 def test_json_action_after_an_answer_label_is_that_action(label: str, wrap: str) -> None:
-    """Issue 14's safety bug: a JSON action after 'Answer:' / 'Final Answer:' is the action, not FINISH."""
+    """A JSON action after 'Answer:' / 'Final Answer:' is the action, not FINISH."""
     text = label + wrap.replace("{}", ACTION_JSON)
     expected = AgentAction(thought="t", action="register_user", action_input={"username": "Ivan"})
     assert parse_response(text, ["register_user"]) == expected

@@ -283,7 +283,7 @@ PLAN_ADVERSARIAL = {**ADVERSARIAL, "plan_lists": lambda: "[1]" * (N // 3), "bad_
 
 @pytest.mark.parametrize("make", PLAN_ADVERSARIAL.values(), ids=PLAN_ADVERSARIAL.keys())
 def test_plan_parser_adversarial_100kb_is_fast(make: Callable[[], str]) -> None:
-    """Issue 10 item 14: the plan parser also parses or refuses a 100 KB hostile reply in under 100 ms."""
+    """The plan parser also parses or refuses a 100 KB hostile reply in under 100 ms."""
     text = make()
     took = best_time(partial(extract_or_cut, text))
     assert took < LIMIT, f"{took * 1000:.1f} ms"

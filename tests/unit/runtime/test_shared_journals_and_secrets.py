@@ -1,4 +1,4 @@
-"""Reliability v2: shared journals, honoured approvals, changed options, leaked session values and secrets."""
+"""Shared journals, honoured approvals, changed options, leaked session values and secrets."""
 
 from __future__ import annotations
 
