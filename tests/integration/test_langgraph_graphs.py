@@ -35,7 +35,7 @@ def agent(*replies: str, name: str, **options: Any) -> tuple[ReactAgent, Scripte
 @pytest.fixture
 def serde_warnings(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> Callable[[], list[str]]:
     """The checkpoint serializer's "unregistered type" warnings of this test (its warn-once memory cleared)."""
-    monkeypatch.setattr(jsonplus, "_warned_unregistered_types", set())
+    monkeypatch.setattr(jsonplus, "_warned_unregistered_types", set(), raising=False)
     caplog.set_level(logging.WARNING, logger=jsonplus.logger.name)
     return lambda: [r.getMessage() for r in caplog.records if "unregistered type" in r.getMessage()]
 
@@ -78,6 +78,8 @@ def test_two_agents_in_a_checkpointed_graph_serialise_cleanly(serde_warnings: Ca
     assert serde_warnings() == []
 
 
+@pytest.mark.skipif(not hasattr(jsonplus, "_warned_unregistered_types"),
+                    reason="this langgraph-checkpoint does not warn about unregistered types")
 def test_a_result_object_in_the_state_would_warn(serde_warnings: Callable[[], list[str]]) -> None:
     """The control: an AgentResult object in a checkpointed state does make LangGraph warn; that is why
     as_node stores the result as plain data."""

@@ -412,7 +412,8 @@ def test_make_model_builds_each_server_family(monkeypatch: pytest.MonkeyPatch) -
     ("claude:opus", "use one of gigachat, llamacpp, local, ollama, openai, vllm"),
     ("", "provider:name"),
     ("openai:", "needs a model name"),
-    ("local:/no/such/model.gguf", "GGUF file not found: /no/such/model.gguf"),
+    pytest.param("local:/no/such/model.gguf", "GGUF file not found: /no/such/model.gguf",
+                 marks=pytest.mark.skipif(not HAVE_LLAMA, reason="needs the 'local' extra (llama-cpp-python)")),
 ])
 def test_make_model_errors_say_what_to_do(spec: str, expected: str) -> None:
     with pytest.raises(ConfigError, match=expected.replace(".", r"\.")):
