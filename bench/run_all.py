@@ -183,7 +183,7 @@ def bfcl_headline(ablation: list[dict[str, Any]]) -> list[str]:
     held_line = [f"  - held out ({sum(1 for _, h, _ in found if h)} slices): {pooled(held_out)}"] if held_out else []
     return ["- BFCL with today's local-model defaults (react_agent protocol; targets: simple_python >= 60 %, "
             f"multiple >= 40 %, irrelevance >= 50 %): over {len(found)} slices of 40 cases, {pooled(total)}.",
-            *held_line]
+            *held_line, *lines]
 
 
 def _pooled(ablation: list[dict[str, Any]]) -> dict[str, list[int]]:
@@ -253,7 +253,8 @@ def headline(results: dict[str, dict[str, Any]]) -> list[str]:
                  for p, s in cats.items()]
         out.append(f"- BFCL first decision with the embedded 270M model ({cats[next(iter(cats))]['n']} cases): "
                    + "; ".join(parts) + ".")
-        out += bfcl_headline(results["bfcl"].get("ablation") or [])
+        lines = bfcl_headline(results["bfcl"].get("ablation") or [])
+        out += [line for line in lines if not line.startswith("  - ") or line.startswith("  - held out")]
     if "prompt_size" in results:
         r = results["prompt_size"]["results"]
         t, last = r["total_tokens"], r["last_step_tokens"]
