@@ -22,8 +22,7 @@ import crash_worker as worker
 import pytest
 from conftest import HELPERS, ROOT
 
-from react_agent import AgentResult
-from react_agent.runtime._journal import read_journal
+from react_agent import AgentResult, read_journal
 from react_agent.testing import ScriptedChatModel
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the crash worker forks (POSIX only)")

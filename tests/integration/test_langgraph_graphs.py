@@ -16,8 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde import jsonplus
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from react_agent import AgentResult, ConfigError, ReactAgent
-from react_agent.integrations._runnable import AgentNode
+from react_agent import AgentNode, AgentResult, ConfigError, ReactAgent
 from react_agent.testing import ScriptedChatModel
 
 

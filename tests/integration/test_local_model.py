@@ -20,10 +20,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 import react_agent.models.local._model as llama_module
-from react_agent import ReactAgent
-from react_agent._types import FINISH, AgentStep
+from react_agent import FINISH, AgentStep, ReactAgent, RunState
 from react_agent.cli import _main as cli
-from react_agent.core._agent import RunState
 from react_agent.demo import DEMO_EXAMPLES, make_demo_tools
 from react_agent.models import LocalChatModel, default_model_path, render_plain, schema_from_response_format
 from react_agent.models.local._model import MAX_ENUM_RANGE, bounded_integers

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from react_agent import ReactAgent
-from react_agent._types import AgentResult, Usage
+from react_agent import AgentResult, ReactAgent, Usage
 from react_agent.decompose import arun_decomposed, combine_results, run_decomposed
 from react_agent.demo import UserDB, make_demo_tools
 from react_agent.testing import ScriptedChatModel

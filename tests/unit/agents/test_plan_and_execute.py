@@ -9,7 +9,7 @@ import pytest
 from langchain_core.tools import tool
 from pydantic import ValidationError
 
-from react_agent._types import AgentResult, AgentStep
+from react_agent import AgentResult, AgentStep
 from react_agent.errors import ConfigError
 from react_agent.plan import Plan, PlanAndExecuteAgent, PlanResult, PlanStep, extract_json
 from react_agent.testing import ScriptedChatModel

@@ -11,7 +11,7 @@ import pytest
 from batch_cli import SCRIPT, run_cli, write
 from conftest import finish
 
-from react_agent.cli._main import CliError
+from react_agent.cli import CliError
 
 
 def test_batch_command_runs_tasks_and_prints_a_summary(tmp_path: Path) -> None:

@@ -14,10 +14,9 @@ import pytest
 from conftest import ROOT
 from langchain_core.tools import BaseTool, tool
 
-from react_agent import FINISH, AgentAction, AgentStep, ConfigError, Example, PromptSet, ReactAgent
+from react_agent import FINISH, AgentAction, AgentStep, ConfigError, Example, PromptSet, ReactAgent, RunState
 from react_agent._prompts import LANGUAGES, PROMPT_SETS, TEMPLATE_VARIABLES
 from react_agent.cli import _main as cli
-from react_agent.core._agent import RunState
 from react_agent.demo import DEMO_EXAMPLES, SEED_TASKS, make_demo_tools
 from react_agent.testing import ScriptedChatModel
 

@@ -24,8 +24,8 @@ from langchain_core.tools import tool
 from pydantic import BaseModel, Field
 
 from react_agent import ConfigError, RetryPolicy, answer_schema, is_transient
-from react_agent.models import LocalChatModel
-from react_agent.models._providers import DEFAULT_SERVER_MAX_TOKENS, PROVIDERS, make_model
+from react_agent.models import LocalChatModel, make_model
+from react_agent.models._providers import DEFAULT_SERVER_MAX_TOKENS, PROVIDERS
 from react_agent.models._structured import (
     METADATA_KEY,
     adapt_schema,

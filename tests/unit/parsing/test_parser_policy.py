@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 from parser_corpus import CASES, Case
 
-from react_agent._types import FINISH, AgentAction
+from react_agent import FINISH, AgentAction, parse_response
 from react_agent.errors import OutputParseError
-from react_agent.parsing._parser import parse_response
 
 REASONS = {"empty", "no_action", "truncated", "missing_action", "invalid_action", "invalid_input", "prose"}
 

@@ -20,10 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from react_agent._types import FINISH, AgentAction
+from react_agent import FINISH, AgentAction, parse_response
 from react_agent.errors import OutputParseError
-from react_agent.parsing._extract import extract_json
-from react_agent.parsing._parser import parse_response
+from react_agent.plan import extract_json
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

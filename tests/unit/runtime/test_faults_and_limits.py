@@ -20,8 +20,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.tools import tool
 
-from react_agent import ReactAgent, RetryPolicy
-from react_agent.runtime._journal import read_journal
+from react_agent import ReactAgent, RetryPolicy, read_journal
 from react_agent.testing import ScriptedChatModel
 
 URL = "https://gigachat.example/api/v1/chat/completions"

@@ -17,10 +17,20 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.tools import InjectedToolArg, tool
 
-from react_agent import AgentResult, AgentStep, ConfigError, ReactAgent, ReactAgentError, ReflectionAgent
-from react_agent.runtime._journal import JournalError, JournalMismatchError, canonical_json, read_journal
+from react_agent import (
+    AgentResult,
+    AgentStep,
+    ConfigError,
+    JournalError,
+    JournalMismatchError,
+    ReactAgent,
+    ReactAgentError,
+    ReflectionAgent,
+    answer_schema,
+    read_journal,
+)
+from react_agent.runtime._journal import canonical_json
 from react_agent.testing import ScriptedChatModel
-from react_agent.tools._schema import answer_schema
 
 SCRIPT = [call("store", item="a"), call("store", item="b"), call("store", item="c"), finish("stored a, b, c")]
 

@@ -12,8 +12,8 @@ import pytest
 from langchain_core.tools import BaseTool, StructuredTool, tool
 from pydantic import BaseModel, Field
 
-from react_agent._types import FINISH
-from react_agent.tools._schema import answer_schema, tool_args_schema
+from react_agent import FINISH, answer_schema
+from react_agent.tools._schema import tool_args_schema
 
 # --------------------------------------------------------------------------- tools
 
