@@ -35,7 +35,7 @@ def agent(*replies: str, name: str, **options: Any) -> tuple[ReactAgent, Scripte
 def serde_warnings(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> Callable[[], list[str]]:
     """The checkpoint serializer's "unregistered type" warnings of this test (its warn-once memory cleared)."""
     monkeypatch.setattr(jsonplus, "_warned_unregistered_types", set(), raising=False)
-    caplog.set_level(logging.WARNING, logger=jsonplus.logger.name)
+    caplog.set_level(logging.WARNING, logger=jsonplus.__name__)
     return lambda: [r.getMessage() for r in caplog.records if "unregistered type" in r.getMessage()]
 
 
