@@ -646,14 +646,16 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         _common.table(["category", "protocol", "correct", "calls", "FINISH", "unparseable", "errors",
                        "s / case"], rows),
-        *(["", "Ablation of the small-model techniques (react_agent protocol only, the same cases; "
-           "`python -m bench.bfcl --record-ablation ...`, docs/local-models.md explains each technique):", "",
-           ablation_markdown(data), "", TARGETS_NOTE] if data.get("ablation") else []),
+        *(["", "Effect of each small-model technique (react_agent protocol only): cases gained (+) or lost (-) by "
+           "turning it on, summed over every recorded pair of runs on the same cases that differ in that "
+           "technique alone (`python -m bench.bfcl --record-ablation ...` records a run; "
+           "`bench/results/bfcl.json` holds every run, docs/local-models.md explains each technique):", "",
+           effects_markdown(data), "", TARGETS_NOTE] if data.get("ablation") else []),
     ])
 
 
 TARGETS_NOTE = (
-    "Targets (issue 14: simple_python >= 60 %, multiple >= 40 %, irrelevance >= 50 %, 40 cases each): the "
+    "Targets (simple_python >= 60 %, multiple >= 40 %, irrelevance >= 50 %, 40 cases each): the "
     "headline above gives today's defaults on every slice, pooled, and on the slices run once before anyone "
     "looked at them (held out). Per-case breakdown, each technique's effect and what is still missed: "
     "[Local models](local-models.md#ablation-on-bfcl).")
@@ -800,6 +802,49 @@ def record_ablation(config: dict[str, Any], results: dict[str, Any], *, out_dir:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+CATEGORIES = ("simple_python", "multiple", "irrelevance")
+
+
+def technique_effects(ablation: list[dict[str, Any]]) -> dict[str, dict[str, list[int]]]:
+    """Per technique, per category: ``[cases gained, cases compared, pairs]`` over every pair of recorded runs
+    ``V`` and ``V+...``/``V-...`` on the same cases whose technique flags differ in exactly one flag (a rerun
+    with the same flags, or a run that changes several flags at once, is no pair)."""
+    by_name = {e.get("variant"): e for e in ablation if e.get("variant")}
+    effects: dict[str, dict[str, list[int]]] = {}
+    for name, entry in by_name.items():
+        cut = max(name.rfind("+"), name.rfind("-"))
+        base = by_name.get(name[:cut]) if cut > 0 else None
+        if base is None:
+            continue
+        flags = set(entry["techniques"]) | set(base["techniques"])
+        changed = [f for f in flags if bool(entry["techniques"].get(f)) != bool(base["techniques"].get(f))]
+        if len(changed) != 1:
+            continue
+        technique = changed[0]
+        on, off = (entry, base) if entry["techniques"].get(technique) else (base, entry)
+        for category in CATEGORIES:
+            a, b = (on["categories"] or {}).get(category), (off["categories"] or {}).get(category)
+            if not a or not b or a["n"] != b["n"]:
+                continue
+            row = effects.setdefault(technique, {}).setdefault(category, [0, 0, 0])
+            row[0] += a["correct"] - b["correct"]
+            row[1] += a["n"]
+            row[2] += 1
+    return effects
+
+
+def effects_markdown(data: dict[str, Any]) -> str:
+    """One row per technique: its measured effect per category (see :func:`technique_effects`)."""
+    effects = technique_effects(data.get("ablation", []))
+    rows = []
+    for technique, cats in sorted(effects.items()):
+        cells = [f"{cats[c][0]:+d} of {cats[c][1]}" if c in cats else "" for c in CATEGORIES]
+        rows.append([f"`{technique}`", *cells])
+    if not rows:
+        return ""
+    return _common.table(["technique", *CATEGORIES], rows)
 
 
 def ablation_markdown(data: dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""Benchmark 2: parser robustness on the project's parser corpus (``tests/parser_corpus.py``).
+"""Benchmark 2: parser robustness on the project's parser corpus (``tests/helpers/parser_corpus.py``).
 
 Every reply text of the corpus goes through ``react_agent.parse_response`` and through the peers'
 parsers: LangChain's ``JSONAgentOutputParser`` and ``ReActSingleInputOutputParser``
@@ -19,7 +19,7 @@ refused), *accepted a must-refuse reply* (split: as a tool call — it would exe
 a final answer), *wrong action/args* (a valid reply turned into another call), *refused a valid
 reply*.
 
-    python -m bench.parsers [--corpus tests/parser_corpus.py]
+    python -m bench.parsers [--corpus tests/helpers/parser_corpus.py]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 from bench import _common
 
 NAME = "parsers"
-DEFAULT_CORPUS = _common.ROOT / "tests" / "parser_corpus.py"
+DEFAULT_CORPUS = _common.ROOT / "tests" / "helpers" / "parser_corpus.py"
 FINISH = "FINISH"
 _FINISH_NAMES = {"finish", "final answer", "final_answer", "finalanswer"}
 
@@ -283,7 +283,7 @@ def markdown(data: dict[str, Any]) -> str:
         rows.append([p["label"], f"**{c['correct']}** ({_common.pct(c['correct'], n)})", c["accepted_tool"],
                      c["accepted_finish"], c["wrong"], c["refused"]])
     parts = [
-        f"{n} replies of `tests/parser_corpus.py` ({r['must_refuse']} must be refused: cut-off JSON, prose "
+        f"{n} replies of `tests/helpers/parser_corpus.py` ({r['must_refuse']} must be refused: cut-off JSON, prose "
         "about a tool, an action together with an invented answer, ...).",
         "",
         _common.table(["parser", "correct", "accepted a must-refuse reply as a tool call",
@@ -303,7 +303,7 @@ def markdown(data: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.parsers", description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS,
-                        help="a Python file defining CASES: list[Case] (default: tests/parser_corpus.py)")
+                        help="a Python file defining CASES: list[Case] (default: tests/helpers/parser_corpus.py)")
     _common.add_common_args(parser)
     args = parser.parse_args(argv)
     results = run(corpus=args.corpus)

@@ -58,7 +58,7 @@ competitive function-calling model. The ablation `python -m bench.bfcl --protoco
 difference comes from constrained decoding, not from the prompt or the parser alone. Larger models:
 `--model-path PATH.gguf`.""",
     "parsers": """\
-Method: `python -m bench.parsers`. Caveat: the expected outcomes in `tests/parser_corpus.py` are
+Method: `python -m bench.parsers`. Caveat: the expected outcomes in `tests/helpers/parser_corpus.py` are
 react_agent's parser policy (e.g. "the first action wins, an invented Observation or Final Answer after
 it is dropped", "cut-off JSON is refused, never repaired into a call"); where an upstream parser refuses
 or accepts by design, the corpus says so next to the case. So react_agent's 100 % is agreement with its
@@ -154,6 +154,8 @@ def header(results: dict[str, dict[str, Any]]) -> str:
         "",
         "## Headline",
         "",
+        headline_table(results),
+        "",
         *headline(results),
     ])
 
@@ -200,6 +202,65 @@ def bfcl_headline(ablation: list[dict[str, Any]]) -> list[str]:
             *held_line, *lines]
 
 
+def _pooled(ablation: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """Correct and total cases per category over the slices of today's defaults (:data:`BFCL_SLICES`)."""
+    rows = {v.get("variant"): v for v in ablation}
+    sums: dict[str, list[int]] = {}
+    for name, _label, _held in BFCL_SLICES:
+        for c, s in (rows.get(name) or {}).get("categories", {}).items():
+            if c != "all":
+                sums.setdefault(c, [0, 0])
+                sums[c][0] += s["correct"]
+                sums[c][1] += s["n"]
+    return sums
+
+
+BFCL_TARGETS = {"simple_python": ">= 60 %", "multiple": ">= 40 %", "irrelevance": ">= 50 %"}
+
+
+def headline_table(results: dict[str, dict[str, Any]]) -> str:
+    """The figures a reader looks for first, one row each: what, react_agent, the comparison, the target."""
+    rows: list[list[str]] = []
+    if "bfcl" in results:
+        for c, (k, n) in _pooled(results["bfcl"].get("ablation") or []).items():
+            rows.append([f"BFCL `{c}`, local 270M model, all slices of 40 cases", f"{k}/{n} ({100 * k / n:.1f} %)",
+                         "", BFCL_TARGETS.get(c, "")])
+    if "parsers" in results:
+        r = results["parsers"]["results"]
+        ours = next(iter(r["parsers"].values()))
+        peers = ", ".join(f"{p['label'].replace('`', '').replace(' get_tool_call_from_text', '')} "
+                          f"{p['counts']['correct']}" for p in list(r["parsers"].values())[1:])
+        rows.append([f"parser corpus, replies handled correctly (of {r['cases']})", str(ours["counts"]["correct"]),
+                     peers, ""])
+    if "overhead" in results:
+        r = results["overhead"]["results"]
+        med, target = r["median_s_per_step"], r["targets"]["ratio_max"]
+        for label, key, ratios in (
+                ("per step, agent pre-built (fake model, 10 tool calls)", "react_agent",
+                 (("AgentExecutor", "langchain_agent_executor", "ratio_react_to_langchain"),
+                  ("create_react_agent", "langgraph_create_react_agent", "ratio_react_to_langgraph"))),
+                ("per step, agent built in each run", "react_agent_built_per_run",
+                 (("AgentExecutor", "langchain_built_per_run", "ratio_built_per_run"),
+                  ("create_react_agent", "langgraph_built_per_run", "ratio_built_per_run_to_langgraph")))):
+            peers = "; ".join(f"{name} {1e6 * med[k]:.0f} µs (**{r[ratio]:.2f}x**)" for name, k, ratio in ratios
+                              if k in med and ratio in r)
+            rows.append([label, f"{1e6 * med[key]:.0f} µs", peers, f"<= {target}x"])
+    if "concurrency" in results:
+        r = results["concurrency"]["results"]
+        for n, v in r["sizes"].items():
+            rows.append([f"{n} concurrent `arun` on one agent, {1000 * r['latency_s']:.0f} ms model",
+                         f"{v['react_agent_runs_per_s']:.0f} runs/s",
+                         f"`AgentExecutor.abatch` {v['langchain_runs_per_s']:.0f} runs/s (**{v['ratio']:.1f}x**)",
+                         f">= {r['targets']['ratio_min']:.0f}x"])
+    if "batch" in results:
+        r = results["batch"]["results"]
+        cfg = results["batch"].get("config", {})
+        rows.append([f"batch of {cfg.get('tasks', '?')} tasks at concurrency {cfg.get('concurrency', '?')}",
+                     f"{r['react_agent']['seconds']:.2f} s", f"ideal {r['ideal_s']:.2f} s "
+                     f"(**{r['react_agent']['x_ideal']:.2f}x**)", "<= 1.5x ideal"])
+    return _common.table(["measure", "react_agent", "compared with", "target"], rows) if rows else ""
+
+
 def headline(results: dict[str, dict[str, Any]]) -> list[str]:
     out = []
     if "bfcl" in results:
@@ -208,21 +269,8 @@ def headline(results: dict[str, dict[str, Any]]) -> list[str]:
                  for p, s in cats.items()]
         out.append(f"- BFCL first decision with the embedded 270M model ({cats[next(iter(cats))]['n']} cases): "
                    + "; ".join(parts) + ".")
-        out += bfcl_headline(results["bfcl"].get("ablation") or [])
-    if "parsers" in results:
-        r = results["parsers"]["results"]
-        parts = [f"{p['label'].replace('`', '').replace(' get_tool_call_from_text', '')} {p['counts']['correct']}"
-                 for p in r["parsers"].values()]
-        out.append(f"- Parser corpus ({r['cases']} replies, {r['must_refuse']} must be refused), correct: "
-                   + ", ".join(parts) + ".")
-    if "overhead" in results:
-        r = results["overhead"]["results"]
-        med = r["median_s_per_step"]
-        own = r["breakdown_median_s_per_step"]["react_agent"]["own_s"]
-        out.append(f"- Per step with a fake model: react_agent {1e6 * med['react_agent']:.0f} µs vs LangChain "
-                   f"AgentExecutor {1e6 * med['langchain_agent_executor']:.0f} µs "
-                   f"(**{r['ratio_react_to_langchain']:.2f}x**); react_agent's own overhead **{1e6 * own:.0f} µs** "
-                   "per step.")
+        lines = bfcl_headline(results["bfcl"].get("ablation") or [])
+        out += [line for line in lines if not line.startswith("  - ") or line.startswith("  - held out")]
     if "prompt_size" in results:
         r = results["prompt_size"]["results"]
         t, last = r["total_tokens"], r["last_step_tokens"]
@@ -230,11 +278,6 @@ def headline(results: dict[str, dict[str, Any]]) -> list[str]:
                    f"LangChain {t['langchain_json_chat']} "
                    f"({t['react_agent_window_3'] / t['langchain_json_chat']:.2f}x); at step {r['steps']}: "
                    f"{last['react_agent_window_3']} vs {last['langchain_json_chat']}.")
-    if "concurrency" in results:
-        sizes = results["concurrency"]["results"]["sizes"]
-        parts = [f"{n} runs: {v['react_agent_runs_per_s']:.0f} vs {v['langchain_runs_per_s']:.0f} runs/s "
-                 f"(**{v['ratio']:.1f}x**)" for n, v in sizes.items()]
-        out.append("- Concurrent `arun` on one agent vs `AgentExecutor.abatch`: " + "; ".join(parts) + ".")
     if "model_calls" in results:
         r = results["model_calls"]["results"]["scripted"]
         parts = [f"{v['label']} {sum(t['llm_calls'] for t in v['tasks'])}" for v in r.values()]
@@ -271,6 +314,40 @@ def write_doc(path: Path = DOC, *, results_dir: Path | None = None) -> Path:
     return path
 
 
+MANIFEST = _common.RESULTS / "MANIFEST.md"
+RECORD_FILES = {
+    "bfcl_records.jsonl": (
+        "`python -m bench.bfcl --records bench/results/bfcl_records.jsonl --offset K ...` (one 40-case slice per "
+        "offset)", "the per-case decisions of the latest BFCL runs of the local model's defaults, one variant per "
+        "slice (the `ablation` entries of bfcl.json with the same variant names summarise them)"),
+}
+"""Result files that are not ``<benchmark>.json``: what writes each, and what it holds."""
+
+
+def write_manifest(path: Path = MANIFEST, *, results_dir: Path | None = None) -> Path:
+    """``bench/results/MANIFEST.md``: each result file, the command that wrote it, when and on what machine."""
+    folder = results_dir or _common.RESULTS
+    rows = []
+    for name in BENCHMARKS:
+        data = _common.read_result(name, out_dir=results_dir)
+        if data is None:
+            continue
+        m = data["machine"]
+        rows.append([f"`{name}.json`", f"`python -m bench.{name}`", data["date"][:16].replace("T", " "),
+                     f"{m['cpu']}, {m['cores']} cores, Python {m['python']}"])
+    records = [[f"`{file}`", command, what] for file, (command, what) in RECORD_FILES.items()
+               if (folder / file).is_file()]
+    lines = ["# Benchmark results", "",
+             f"<!-- Generated by `{COMMAND}` (or `{COMMAND} --docs-only`): do not edit by hand. -->", "",
+             "The latest run of each benchmark; `docs/benchmarks.md` is generated from these files. Earlier runs "
+             "are in the git history of this folder.", "",
+             _common.table(["file", "written by", "date (UTC)", "machine"], rows)]
+    if records:
+        lines += ["", _common.table(["file", "written by", "holds"], records)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run_all", description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip", nargs="*", choices=BENCHMARKS, default=[], help="benchmarks not to run")
@@ -285,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         extra: dict[str, list[str]] = {
             "bfcl": ["--limit", str(args.bfcl_limit)] if args.bfcl_limit else [],
             "parsers": [],
-            "overhead": ["--profile", "--fixes"],
+            "overhead": ["--profile"],
             "prompt_size": [],
             "model_calls": ["--local"] if args.local else [],
             "concurrency": [],
@@ -303,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
             run_benchmark(name, extra[name])
     path = write_doc()
     print(f"wrote {path}")
+    print(f"wrote {write_manifest()}")
     return 0
 
 

@@ -8,7 +8,7 @@ tool, adds a step or touches a fixed argument is recorded in ``result.violations
 
 Choices: tool errors are observations and the plan goes on (``replan=True`` writes a new plan instead,
 giving up the integrity above: results then reach the planner). The final answer is the last step's
-result, because that keeps the seed's two calls (plan + open field) and gives results no say in the
+result, because that keeps a run to two model calls (plan + open field) and gives results no say in the
 answer; ``final_answer="always"`` adds one composing call that reads the results (text only, no action).
 The plan is exposed as :attr:`PlanResult.plan` (a subclass, so :class:`AgentResult` stays unchanged).
 Rejected plan or fill replies are recorded as steps with ``action=None`` (like parse failures).

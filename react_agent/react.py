@@ -8,7 +8,7 @@ __all__ = ["ReactAgent"]
 
 
 class ReactAgent(BaseAgent):
-    """The ReAct loop of the seed article, with its bugs fixed (history per run, errors as observations).
+    """The ReAct loop: decide, act, observe, with the history kept per run and every error an observation.
 
     ``ReactAgent(llm, tools, *, max_iterations=5, prompts="ru", ...)``; see :class:`BaseAgent` for
     every option. ``run(task)`` returns an :class:`AgentResult`; ``arun`` and ``stream`` do the same

@@ -45,7 +45,7 @@ class ReflectionState(RunState):
 
 
 class ReflectionAgent(BaseAgent):
-    """An agent that adapts to its own errors (the seed article's ReflectionAgent).
+    """An agent that adapts to its own errors: after a failed step it reflects, and the next decision reads it.
 
     After each step :meth:`needs_reflection` checks whether to reflect: an error keyword in the last
     observation (``error_keywords``, case-insensitive), the same action ``repeat_action_limit`` times in a

@@ -1,13 +1,18 @@
-"""Shared fixtures: the seed article's tools (an in-memory 'database', as in the article)."""
+"""Shared fixtures and helpers: the user-registry tools of the recorded GigaChat scenarios (an in-memory
+'database'), ``call``/``finish`` replies, and the repository paths the tests need."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
+
+ROOT = Path(__file__).resolve().parents[1]  # the repository
+HELPERS = ROOT / "tests" / "helpers"  # servers, workers and data the tests start or import by name
 
 
 class RegisterUserInput(BaseModel):
@@ -17,7 +22,7 @@ class RegisterUserInput(BaseModel):
 
 
 class RegisterUserRenamedInput(BaseModel):
-    """The seed's reflection case: the argument ``email`` was renamed to ``user_email``."""
+    """The reflection case: the argument ``email`` was renamed to ``user_email``."""
 
     username: str = Field(..., description="Логин", examples=["ViacheslavVoo"])
     user_email: str = Field(..., description="Email", examples=["Viacheslav@test.com"])

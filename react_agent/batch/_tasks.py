@@ -18,7 +18,7 @@ __all__ = ["SUITES", "Checks", "ExpectedCall", "Task", "TaskError", "iter_tasks"
            "suite_path"]
 
 SUITES = ("seed_en", "seed_ru")
-"""The suites shipped with the package: the seed article's tasks and more on the demo tools, with checks."""
+"""The suites shipped with the package: the demo tasks and more on the demo tools, with checks."""
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
 

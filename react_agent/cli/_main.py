@@ -1,5 +1,5 @@
-"""The ``react-agent`` command: run a task, resume a journaled run, chat, or run the seed article's demo,
-and watch every step live. ``batch`` and ``eval`` come from :mod:`react_agent.batch`.
+"""The ``react-agent`` command: run a task, resume a journaled run, chat, or run the demo (register a user,
+then find him), and watch every step live. ``batch`` and ``eval`` come from :mod:`react_agent.batch`.
 
 The live trace (steps, spinner, status lines) goes to stderr; final answers and the demo summary go to
 stdout. This is the one module of the package that writes to the terminal. docs/cli.md documents it.
@@ -728,8 +728,8 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--journal", metavar="FILE.jsonl", help="journal every turn's run")
     _work_flags(chat)
     _agent_flags(chat)
-    demo = commands.add_parser("demo", help="run the seed article's tasks on a fresh temporary database",
-                               description="Run the seed article's tasks (register Ivan, then find him) on a "
+    demo = commands.add_parser("demo", help="run the demo tasks on a fresh temporary database",
+                               description="Run the demo tasks (register Ivan, then find him) on a "
                                "fresh temporary database, then print a summary.")
     demo.add_argument("--lang", choices=("ru", "en"), default="en", help="default: en")
     _model_flags(demo)

@@ -126,7 +126,7 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
                                  f"cannot interfere); set {name!r} in __init__ or keep per-run data in the RunState")
         super().__setattr__(name, value)
 
-    def __getattr__(self, name: str) -> Any:  # wave-1 attribute names of options: agent.max_iterations, ...
+    def __getattr__(self, name: str) -> Any:  # the options read as attributes too: agent.max_iterations, ...
         config = self.__dict__.get("config")
         if config is not None and name in type(config).model_fields:
             return getattr(config, name)

@@ -1,6 +1,6 @@
 """Demo tools for agents: a real SQLite user registry, a safe calculator and a confined file reader.
 
-These are the tools of the seed article ("register a user, then find him"), built to be run by a model
+These are the tools of the demo tasks ("register a user, then find him"), built to be run by a model
 that makes mistakes and, sometimes, by a prompt that tries to abuse them:
 
 * ``register_user`` / ``search_db`` (:mod:`react_agent.demo.users`) work on :class:`UserDB`, an SQLite
@@ -10,13 +10,13 @@ that makes mistakes and, sometimes, by a prompt that tries to abuse them:
   tree itself; nothing is ever passed to ``eval``/``exec``, and the cost is bounded.
 * ``read_file`` (:mod:`react_agent.demo.files`) reads a UTF-8 text file under one root folder; ``..``,
   absolute paths and symlinks that lead outside the root are refused, large files are truncated.
-* :data:`SEED_TASKS` and :data:`DEMO_EXAMPLES` (:mod:`react_agent.demo.examples`): the seed article's
+* :data:`SEED_TASKS` and :data:`DEMO_EXAMPLES` (:mod:`react_agent.demo.examples`): the demo
   tasks and few-shot examples for small models, per language, built on first use.
 
 Tool errors are raised as :class:`DemoToolError` (a ``ToolException`` and a ``ValueError``) with a
 message written for the model; the agent turns them into observations. Every text a tool shows (its
 description, its arguments' descriptions, results and error messages) is data, in
-``react_agent/demo/strings/ru.json`` (the seed article's language) and ``en.json`` (``lang="ru" | "en"``),
+``react_agent/demo/strings/ru.json`` (the default language) and ``en.json`` (``lang="ru" | "en"``),
 read when a language is first used. Importing this package reads no file and builds no example.
 
 Usage::

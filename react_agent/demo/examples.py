@@ -1,4 +1,4 @@
-"""The seed article's tasks (:data:`SEED_TASKS`) and few-shot examples for small models (:data:`DEMO_EXAMPLES`).
+"""The demo tasks (:data:`SEED_TASKS`) and few-shot examples for small models (:data:`DEMO_EXAMPLES`).
 
 Both are mappings from a language to a list, built from ``strings/<lang>.json`` the first time a language is
 looked up (never at import) and then cached; each lookup returns a fresh list.
@@ -46,8 +46,8 @@ def _seed_tasks(lang: Lang) -> tuple[str, ...]:
     return demo_strings(lang).seed_tasks
 
 
-SEED_TASKS: Mapping[str, list[str]] = _ByLanguage(_seed_tasks, "the seed article's tasks")
-"""The seed article's tasks for these tools, per language: ``SEED_TASKS["en"]`` is a list of two tasks."""
+SEED_TASKS: Mapping[str, list[str]] = _ByLanguage(_seed_tasks, "the demo tasks")
+"""The demo tasks for these tools, per language: ``SEED_TASKS["en"]`` is a list of two tasks."""
 
 _EXAMPLE_USER = {"username": "Anna", "email": "anna@mail.org"}
 _EXAMPLE_CREATED_AT = "2025-01-01T10:00:00Z"

@@ -1,6 +1,6 @@
 """Find the JSON values in a plan or fill reply of :class:`~react_agent.plan.PlanAndExecuteAgent`.
 
-Bounded time (issue 10, item 14): think blocks are dropped in one pass, the bracket scan jumps between
+Bounded time: think blocks are dropped in one pass, the bracket scan jumps between
 structural characters with regexes, at most :data:`MAX_CANDIDATES` candidates are decoded, and decoding
 shares the action parser's budgets (``_jsonish``): a 100 KB hostile reply costs a few milliseconds.
 """

@@ -3,11 +3,10 @@ its purpose, so a tracer shows what each call was for."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import patch_config
 
 if TYPE_CHECKING:
     from react_agent.runtime._state import ModelCall
@@ -23,15 +22,19 @@ STREAM_DECISIONS = "react_agent_stream_decisions"
 ``graph.stream(state, {"metadata": {STREAM_DECISIONS: True}}, stream_mode="messages")``."""
 
 
-def named_config(config: RunnableConfig, call: ModelCall | None) -> RunnableConfig:
-    """The config of one model call: named (``run_name``), tagged and with metadata of its purpose."""
+def named_config(config: RunnableConfig | None, call: ModelCall | None) -> RunnableConfig:
+    """The config of one model call: named (``run_name``), tagged and with metadata of its purpose.
+
+    A plain copy of ``config`` with those three keys set: the model's ``invoke`` completes the config itself
+    (``ensure_config``), so completing it here too would only do that work twice per call."""
     purpose = call.purpose if call is not None else "decision"
-    named = patch_config(config, run_name=purpose)
+    named: dict[str, Any] = dict(config or {})
+    named["run_name"] = purpose
     metadata = named.get("metadata") or {}
     hidden = [] if metadata.get(STREAM_DECISIONS) else [NOSTREAM]
     named["tags"] = [*(named.get("tags") or []), f"react_agent:{purpose}", *hidden]
     named["metadata"] = {**metadata, "react_agent_purpose": purpose}
-    return named
+    return cast(RunnableConfig, named)
 
 
 def invoke_model(llm: Any, messages: list[BaseMessage], config: RunnableConfig, kwargs: dict[str, Any],

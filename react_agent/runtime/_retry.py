@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import random
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -22,7 +23,6 @@ from tenacity import (
     Retrying,
     retry_if_exception,
     stop_after_attempt,
-    wait_exponential_jitter,
 )
 
 __all__ = ["RetryPolicy", "explain_model_error", "is_request_rejection", "is_transient"]
@@ -205,11 +205,18 @@ class RetryPolicy:
     def _options(self) -> dict[str, Any]:
         return {
             "stop": stop_after_attempt(self.max_attempts),
-            "wait": wait_exponential_jitter(multiplier=self.initial_wait, max=self.max_wait, jitter=self.jitter),
+            "wait": self._wait,
             "retry": retry_if_exception(self.retry_on),
             "reraise": True,
             "before_sleep": _log,
         }
+
+    def _wait(self, retry_state: RetryCallState) -> float:
+        """Seconds before the next attempt: ``initial_wait * 2 ** (attempt - 1)`` plus up to ``jitter`` seconds,
+        at most ``max_wait`` (tenacity's exponential-jitter wait, written here because its parameters were
+        renamed between tenacity releases)."""
+        exponential = self.initial_wait * 2.0 ** min(retry_state.attempt_number - 1, 64)  # never an overflow
+        return max(0.0, min(exponential + random.uniform(0, self.jitter), self.max_wait))
 
     def call(self, fn: Callable[[], T]) -> T:
         """``fn()``, retried on transient errors. The first attempt runs without tenacity's machinery

