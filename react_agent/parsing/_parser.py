@@ -51,6 +51,7 @@ _PROSE_WINDOW = 8_000  # characters of prose searched for talk about tools
 _MAX_SCAN_STEPS = 5_000  # regex steps of one brace scan
 _MAX_DEPTH = 256  # deeper nesting counts as never closed
 MAX_NAME = 128
+MAX_REPLY = 1_000_000  # longest reply parsed; a longer one is refused unread
 
 _NAME_KEYS = ("action", "tool", "tool_name", "name", "function")
 _INPUT_KEYS = ("action_input", "tool_input", "args", "arguments", "parameters", "params", "input")
@@ -73,6 +74,7 @@ _MESSAGES = {
     "invalid_input": 'The "action_input" must be a JSON object with the tool arguments (or a string).',
     "prose": "You described the action in words, so nothing was executed. To call a tool, reply with one "
     'JSON object: {"thought": "...", "action": "<tool name>", "action_input": {...}}.',
+    "too_long": "Your reply was too long to read, so nothing was executed. Reply again with one short JSON object.",
     "no_action": 'No action was found in your reply. Reply with one JSON object with "thought", "action" and '
     '"action_input"; use the action FINISH to give the final answer.',
 }
@@ -110,7 +112,7 @@ def _label(words: str) -> re.Pattern[str]:
     The colon may be left out when the label stands alone on its line (``Action`` / ``search``).
     """
     return re.compile(
-        rf"^(?=([ \t>#*_-]*))\1(?:{words})[ \t]*\d*[ \t*_]*(?::(?:\*\*|__)?[ \t]*|(?=\r?$))",
+        rf"^(?=([ \t>#*_-]*))\1(?:{words})[ \t]*(?:\d+[ \t*_]*|[*_][ \t*_]*)?(?::(?:\*\*|__)?[ \t]*|(?=\r?$))",
         re.IGNORECASE | re.MULTILINE,
     )
 
@@ -125,9 +127,9 @@ _STOP = _label(
     r"|наблюдение|мысль|действие|финальный ответ|окончательный ответ"
 )
 _INLINE_ACTION = re.compile(r"(?:(?i:(?<![\w-])action)|(?<=[a-z])Action)[ \t]*:[ \t]*")  # "Thought: … Action: x"
-_INLINE_OBSERVATION = re.compile(r"[ \t]*(?<![\w-])observation[ \t]*:", re.IGNORECASE)
+_INLINE_OBSERVATION = re.compile(r"(?<![\w-])observation[ \t]*:", re.IGNORECASE)
 _GLUED_INPUT = re.compile(r"(?:action[ \t_]*)?input[ \t]*:[ \t]*", re.IGNORECASE)  # "Action:SearchAction Input:{"
-_INLINE_ARGS = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*(\(?)[ \t]*(?=[{)])")  # "search ({", "search {", "ping()"
+_INLINE_ARGS = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*(?:(\()[ \t]*)?(?=[{)])")  # "search ({", "search {", "ping()"
 _ANSWER_ACTION = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?(?:\*\*)?(?i:action)[ \t]*(?:\*\*)?:[ \t]*")  # "Answer: Action: x"
 _ANSWER_OPENING = re.compile(r"\s*(?:`{3,}[\w-]*[ \t]*\n\s*)?(?=\{)")
 _MARKER = re.compile(r"\[\[[ \t]*##[ \t]*([A-Za-z_]\w{0,40})[ \t]*##[ \t]*\]\]")
@@ -202,6 +204,8 @@ def parse_response(
 def _parse(text: str, ctx: _Ctx, allow_plain: bool) -> AgentAction:
     if not text or not text.strip():
         raise _Refusal("empty")
+    if len(text) > MAX_REPLY:
+        raise _Refusal("too_long")
     fast = _whole_object(text, ctx)
     if fast is not None:
         return fast
