@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import finish
+from conftest import call, finish
 from langchain_core.tools import StructuredTool
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
 
-from react_agent import OutputParseError, ReactAgent
+from react_agent import OutputParseError, PlanAndExecuteAgent, ReactAgent, read_journal
 from react_agent.batch import ResultsFile, TaskResult, read_results, run_batch
 from react_agent.parsing import MAX_NESTING, parse_response
 from react_agent.testing import ScriptedChatModel
@@ -108,3 +108,94 @@ def test_a_deep_structured_answer_ends_in_a_result(depth: int) -> None:
                finish('{"value": 1}')]
     result = ReactAgent(ScriptedChatModel(replies), [], output_schema=Answer, max_iterations=6).run("task")
     assert result.status == "finished" and result.output_object == Answer(value=1)
+
+
+# ------------------------------------------------------------------------------------ 4. secrets
+class KeyedModel(ScriptedChatModel):
+    api_key: SecretStr = SecretStr("sk-REAL-KEY-1234567890")
+
+
+def phone_tool(prints: str) -> StructuredTool:
+    def lookup(name: str) -> str:
+        """Look a user up."""
+        return f"user {name}: phone {prints}"
+
+    return StructuredTool.from_function(lookup)
+
+
+@pytest.mark.parametrize("placeholder", ["none", "EMPTY", "", "sk-no-key-required", "not-needed", "dummy", "abc",
+                                         "x" * 12, "no_key"])
+def test_a_placeholder_key_is_no_secret_and_the_run_replays_exactly(tmp_path: Path, placeholder: str) -> None:
+    journal = tmp_path / "j.jsonl"
+    word = placeholder or "none"
+    task = f"find {word} and {word.upper()} for user {word}"
+    llm = KeyedModel([call("lookup", name=word), finish(f"phone {word}")], api_key=SecretStr(placeholder))
+    result = ReactAgent(llm, [phone_tool(word)]).run(task, journal=journal)
+    assert result.output == f"phone {word}" and result.steps[0].observation == f"user {word}: phone {word}"
+    assert "***" not in journal.read_text(encoding="utf-8")
+    again = KeyedModel([], api_key=SecretStr(placeholder))
+    resumed = ReactAgent(again, [phone_tool(word)]).resume(journal)
+    assert resumed.output == result.output and [s.observation for s in resumed.steps] == [
+        s.observation for s in result.steps]
+
+
+def test_a_real_key_a_tool_prints_is_masked_for_the_model_and_the_run_replays(tmp_path: Path) -> None:
+    key = "sk-REAL-KEY-1234567890"
+    journal = tmp_path / "j.jsonl"
+    llm = KeyedModel([call("lookup", name="a"), finish("done")])
+    result = ReactAgent(llm, [phone_tool(f"{key} and {json.dumps(key)}")]).run("find a", journal=journal)
+    assert key not in llm.calls[1].text and "***" in result.steps[0].observation
+    assert key not in journal.read_text(encoding="utf-8")
+    resumed = ReactAgent(KeyedModel([]), [phone_tool(key)]).resume(journal)
+    assert resumed.output == "done" and resumed.steps[0].observation == result.steps[0].observation
+
+
+def test_the_task_and_the_reply_text_are_journaled_exactly_and_errors_stay_masked(tmp_path: Path) -> None:
+    key = "sk-REAL-KEY-1234567890"
+    journal = tmp_path / "j.jsonl"
+    reply = finish(f"the key you gave is {key}")
+    result = ReactAgent(KeyedModel([reply]), []).run(f"repeat {key}", journal=journal)
+    runs = [r for r in read_journal(journal) if r["type"] in ("run", "model")]
+    assert key in runs[0]["task"] and key in runs[1]["text"]
+    assert ReactAgent(KeyedModel([]), []).resume(journal).output == result.output
+
+    failing = KeyedModel([RuntimeError(f"401 for key {key}")])
+    failed = ReactAgent(failing, [], retry=None).run("task", journal=tmp_path / "e.jsonl")
+    assert failed.status == "error" and key not in (failed.error or "")
+    assert key not in (tmp_path / "e.jsonl").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------------ 5. session values
+def test_a_react_run_whose_tool_echoes_a_session_value_resumes_to_the_same_result(tmp_path: Path) -> None:
+    session = {"acct": "ACCT-99887766"}
+    journal = tmp_path / "j.jsonl"
+    replies = [call("echo", text="ACCT-99887766"), finish("paid ACCT-99887766")]
+    result = ReactAgent(ScriptedChatModel(replies), [echo_tool()]).run(
+        "pay from ACCT-99887766", journal=journal, session=session)
+    resumed = ReactAgent(ScriptedChatModel([]), [echo_tool()]).resume(journal, session=session)
+    assert result.output == resumed.output == "paid ACCT-99887766"
+    assert resumed.steps[0].observation == result.steps[0].observation == "echo ACCT-99887766"
+
+
+def test_a_batch_task_holding_its_own_session_value_reruns_from_its_journal(tmp_path: Path) -> None:
+    tasks = [{"id": "t1", "task": "pay from ACCT-99887766", "session": {"acct": "ACCT-99887766"}}]
+
+    def factory() -> ReactAgent:
+        return ReactAgent(ScriptedChatModel([call("echo", text="ACCT-99887766"), finish("paid")]), [echo_tool()])
+
+    first = list(run_batch(factory, tasks, journal_dir=tmp_path / "j"))
+    again = list(run_batch(lambda: ReactAgent(ScriptedChatModel([]), [echo_tool()]), tasks,
+                           journal_dir=tmp_path / "j"))
+    assert first[0].status == again[0].status == "finished" and again[0].resumed
+    assert again[0].output == first[0].output == "paid"
+
+
+def test_a_resumed_plan_answers_what_the_live_run_answered(tmp_path: Path) -> None:
+    plan = json.dumps({"plan": [{"tool": "echo", "args": {"text": "$session.acct"}, "open": []}]})
+    journal = tmp_path / "j.jsonl"
+    session = {"acct": "ACCT-99887766"}
+    live = PlanAndExecuteAgent(ScriptedChatModel([plan]), [echo_tool()]).run("echo", journal=journal,
+                                                                              session=session)
+    resumed = PlanAndExecuteAgent(ScriptedChatModel([]), [echo_tool()]).resume(journal, session=session)
+    assert live.status == "finished" and resumed.output == live.output
+    assert "$session" not in resumed.output

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,6 +125,8 @@ def _model_effect(agent: Agent, state: RunState, call: ModelCall) -> Generator[M
 def _tool_effect(agent: Agent, state: RunState, action: AgentAction) -> Generator[ToolIO, Any, Outcome]:
     record = journal_of(state).tool_call(action.action, action.action_input, step=len(state.steps) + 1)
     if record.outcome is not None:  # journaled: never run again
+        if record.usage is not None:
+            state.usage = state.usage + record.usage
         return record.outcome
     left, timeout = state.time_left(), agent.config.timeout
     if left is not None:
@@ -133,7 +135,14 @@ def _tool_effect(agent: Agent, state: RunState, action: AgentAction) -> Generato
         outcome: Outcome = yield ToolIO(action, record, timeout)
     if subruns.usage.total_tokens:
         state.usage = state.usage + subruns.usage
-    return record.finish(outcome)
+    return record.finish(_without_secrets(outcome, secret_values(agent.llm)), subruns.usage)
+
+
+def _without_secrets(outcome: Outcome, secrets: Sequence[str]) -> Outcome:
+    """``outcome`` with the model's secrets masked: a tool that prints the key shows the model ``***``
+    (and the journal keeps what the model was shown, so a resume replays the same text)."""
+    observation = str(redact(outcome.observation, secrets))
+    return outcome if observation == outcome.observation else Outcome(observation, outcome.kind)
 
 
 def _count(state: RunState, reply: ModelReply) -> ModelReply:
