@@ -4,6 +4,10 @@ approvals under arun, the batch results file, and setup mistakes."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +20,8 @@ from react_agent import OutputParseError, PlanAndExecuteAgent, ReactAgent, read_
 from react_agent.batch import ResultsFile, TaskResult, read_results, run_batch
 from react_agent.parsing import MAX_NESTING, parse_response
 from react_agent.testing import ScriptedChatModel
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def nested(depth: int, leaf: Any = 1) -> Any:
@@ -199,3 +205,45 @@ def test_a_resumed_plan_answers_what_the_live_run_answered(tmp_path: Path) -> No
     resumed = PlanAndExecuteAgent(ScriptedChatModel([]), [echo_tool()]).resume(journal, session=session)
     assert live.status == "finished" and resumed.output == live.output
     assert "$session" not in resumed.output
+
+
+# ------------------------------------------------------------------------------------ 6. approvals
+KILLED_MID_TOOL = """
+import asyncio, json, os, signal, sys
+from langchain_core.tools import StructuredTool
+from react_agent import ReactAgent
+from react_agent.testing import ScriptedChatModel
+
+def pay(amount: int) -> str:
+    '''Pay an amount.'''
+    os.kill(os.getpid(), signal.SIGKILL)  # the process dies inside the approved tool
+    return "never"
+
+reply = json.dumps({"thought": "t", "action": "pay", "action_input": {"amount": 5}})
+agent = ReactAgent(ScriptedChatModel([reply]), [StructuredTool.from_function(pay, metadata={"requires_approval": True})],
+                   approve=lambda tool, args: True)
+if sys.argv[2] == "arun":
+    asyncio.run(agent.arun("pay 5", journal=sys.argv[1]))
+else:
+    agent.run("pay 5", journal=sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize("driver", ["run", "arun"])
+def test_an_approval_is_on_disk_before_the_approved_tool_starts(tmp_path: Path, driver: str) -> None:
+    journal = tmp_path / "j.jsonl"
+    done = subprocess.run([sys.executable, "-c", KILLED_MID_TOOL, str(journal), driver], cwd=ROOT, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True)
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()
+    types = [r["type"] for r in read_journal(journal)]
+    assert types[-2:] == ["approval", "tool_start"] or types[-2:] == ["tool_start", "approval"], types
+    paid: list[int] = []
+
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        paid.append(amount)
+        return f"paid {amount}"
+
+    tool = StructuredTool.from_function(pay, metadata={"requires_approval": True})
+    resumed = ReactAgent(ScriptedChatModel([finish("done")]), [tool]).resume(journal)  # no approve callback
+    assert paid == [5] and resumed.steps[0].observation == "paid 5" and resumed.output == "done"

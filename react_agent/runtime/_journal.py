@@ -344,6 +344,7 @@ class ToolCallRecord:
         self.approval = bool(ask(tool, action_input))
         self.journal.append({"type": "approval", "seq": self.seq, "key": self.key, "tool": tool,
                              "approved": self.approval})
+        self.journal.flush()  # durable before the approved tool starts, under the async driver too
         return self.approval
 
     def active(self) -> _Active:
