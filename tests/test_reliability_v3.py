@@ -220,8 +220,8 @@ def pay(amount: int) -> str:
     return "never"
 
 reply = json.dumps({"thought": "t", "action": "pay", "action_input": {"amount": 5}})
-agent = ReactAgent(ScriptedChatModel([reply]), [StructuredTool.from_function(pay, metadata={"requires_approval": True})],
-                   approve=lambda tool, args: True)
+tool = StructuredTool.from_function(pay, metadata={"requires_approval": True})
+agent = ReactAgent(ScriptedChatModel([reply]), [tool], approve=lambda tool, args: True)
 if sys.argv[2] == "arun":
     asyncio.run(agent.arun("pay 5", journal=sys.argv[1]))
 else:
@@ -247,3 +247,31 @@ def test_an_approval_is_on_disk_before_the_approved_tool_starts(tmp_path: Path, 
     tool = StructuredTool.from_function(pay, metadata={"requires_approval": True})
     resumed = ReactAgent(ScriptedChatModel([finish("done")]), [tool]).resume(journal)  # no approve callback
     assert paid == [5] and resumed.steps[0].observation == "paid 5" and resumed.output == "done"
+
+
+# ------------------------------------------------------------------------------------ 7. mutated inputs
+def mutating_tool() -> StructuredTool:
+    def add(cart: dict[str, Any], tags: list[str]) -> str:
+        """Add to the cart."""
+        cart["items"].append("sneaked")
+        cart["meta"]["total"] = 999
+        cart.clear()
+        tags.append("sneaked")
+        return "added"
+
+    return StructuredTool.from_function(add)
+
+
+@pytest.mark.parametrize("driver", ["run", "arun"])
+async def test_a_tool_that_changes_its_input_changes_no_record(tmp_path: Path, driver: str) -> None:
+    sent = {"cart": {"items": ["a"], "meta": {"total": 1}}, "tags": ["x"]}
+    journal = tmp_path / "j.jsonl"
+    llm = ScriptedChatModel([call("add", **json.loads(json.dumps(sent))), finish("done")])
+    agent = ReactAgent(llm, [mutating_tool()], prompts="en")
+    result = (await agent.arun("add", journal=journal) if driver == "arun" else agent.run("add", journal=journal))
+    assert result.steps[0].action_input == sent
+    assert json.dumps(sent["cart"]["items"]) in llm.calls[1].text and "sneaked" not in llm.calls[1].text
+    step = next(r for r in read_journal(journal) if r["type"] == "step")
+    assert step["action_input"] == sent
+    resumed = ReactAgent(ScriptedChatModel([]), [mutating_tool()], prompts="en").resume(journal)
+    assert resumed.output == "done" and resumed.steps[0].action_input == sent
