@@ -275,3 +275,72 @@ async def test_a_tool_that_changes_its_input_changes_no_record(tmp_path: Path, d
     assert step["action_input"] == sent
     resumed = ReactAgent(ScriptedChatModel([]), [mutating_tool()], prompts="en").resume(journal)
     assert resumed.output == "done" and resumed.steps[0].action_input == sent
+
+
+# ------------------------------------------------------------------------------------ 10. results file
+@pytest.mark.parametrize("text", ["\ud800", "a\udfffb", "\udc80\ud83d", "ok \U0001f600 \ud800"])
+def test_the_results_file_is_valid_utf8_whatever_the_answer_holds(tmp_path: Path, text: str) -> None:
+    out = tmp_path / "results.jsonl"
+
+    def factory() -> ReactAgent:
+        return ReactAgent(ScriptedChatModel([finish(text)]), [])
+
+    list(run_batch(factory, [{"id": "t", "task": "say it"}], out=out))
+    raw = out.read_text(encoding="utf-8")  # strict: raises on invalid UTF-8
+    assert json.loads(raw)["output"] == text
+    assert next(read_results(out)).output == text
+    with ResultsFile(out) as results:
+        results.drop(["finished"])
+    out.read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------------ 11. setup mistakes
+def test_a_local_model_without_llama_cpp_is_refused_when_the_agent_is_built(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from react_agent.errors import ConfigError
+    from react_agent.models import LocalChatModel
+
+    weights = tmp_path / "model.gguf"
+    weights.write_bytes(b"GGUF")
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # not importable
+    with pytest.raises(ImportError, match=r"pip install 'react-agent\[local\]'") as info:
+        ReactAgent(LocalChatModel(model_path=str(weights)), [])
+    assert isinstance(info.value, ConfigError)
+
+
+@pytest.mark.parametrize("setting", ["ca_bundle_file", "cert_file", "key_file"])
+def test_a_gigachat_file_setting_that_does_not_exist_is_refused_naming_it(tmp_path: Path, setting: str) -> None:
+    from langchain_gigachat import GigaChat
+
+    from react_agent.errors import ConfigError
+
+    missing = tmp_path / "nope.pem"
+    with pytest.raises(ConfigError, match=setting) as info:
+        ReactAgent(GigaChat(credentials="a-real-looking-key", **{setting: str(missing)}), [])
+    assert str(missing) in str(info.value)
+
+
+def test_gigachat_without_credentials_is_refused_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_gigachat import GigaChat
+
+    from react_agent.errors import ConfigError
+
+    for name in ("GIGACHAT_CREDENTIALS", "GIGACHAT_ACCESS_TOKEN", "GIGACHAT_USER"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError, match="GIGACHAT_CREDENTIALS"):
+        ReactAgent(GigaChat(), [])
+    monkeypatch.setenv("GIGACHAT_CREDENTIALS", "a-real-looking-key")
+    ReactAgent(GigaChat(), [])
+
+
+@pytest.mark.parametrize("error", [FileNotFoundError(2, "No such file or directory", "/etc/ssl/missing.pem"),
+                                   FileNotFoundError(2, "No such file or directory"),
+                                   ModuleNotFoundError("No module named 'tiktoken'", name="tiktoken")])
+@pytest.mark.parametrize("driver", ["run", "arun"])
+async def test_a_setup_mistake_met_at_the_first_call_raises_config_error(error: Exception, driver: str) -> None:
+    from react_agent.errors import ConfigError
+
+    agent = ReactAgent(ScriptedChatModel([error]), [])
+    with pytest.raises(ConfigError) as info:
+        await agent.arun("task") if driver == "arun" else agent.run("task")
+    assert (getattr(error, "filename", None) or getattr(error, "name", None) or "path settings") in str(info.value)
