@@ -344,3 +344,35 @@ async def test_a_setup_mistake_met_at_the_first_call_raises_config_error(error: 
     with pytest.raises(ConfigError) as info:
         await agent.arun("task") if driver == "arun" else agent.run("task")
     assert (getattr(error, "filename", None) or getattr(error, "name", None) or "path settings") in str(info.value)
+
+
+# ------------------------------------------------------------------------------------ 8. sub-agent usage
+def parent_with_sub(parent_replies: list[str], sub_replies: list[str], **options: Any) -> ReactAgent:
+    sub = ReactAgent(ScriptedChatModel(sub_replies, usage=True), [echo_tool()])
+    return ReactAgent(ScriptedChatModel(parent_replies, usage=True),
+                      [sub.as_tool(name="helper", description="Helps.")], **options)
+
+
+def test_a_sub_agents_usage_is_journaled_and_restored_on_replay(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    sub_replies = [call("echo", text="one two three four"), finish("five six seven eight nine ten")]
+    live = parent_with_sub([call("helper", task="do it please"), finish("all done")], sub_replies).run(
+        "task", journal=journal)
+    parent_only = sum(r["usage"]["input_tokens"] + r["usage"]["output_tokens"]
+                      for r in read_journal(journal) if r["type"] == "model")
+    assert live.usage.total_tokens > parent_only  # the sub-agent's tokens count
+    resumed = parent_with_sub([], []).resume(journal)
+    assert resumed.usage == live.usage and resumed.output == "all done"
+
+
+def test_a_token_budget_spent_by_a_sub_agent_holds_on_resume(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    sub_replies = [finish(" ".join(["word"] * 300))]
+    live = parent_with_sub([call("helper", task="write a lot"), finish("never")], sub_replies,
+                           max_tokens_budget=200).run("task", journal=journal)
+    assert live.status == "budget"
+    parent = ScriptedChatModel([finish("a new call")], usage=True)
+    sub = ReactAgent(ScriptedChatModel([]), [echo_tool()])
+    resumed = ReactAgent(parent, [sub.as_tool(name="helper", description="Helps.")],
+                         max_tokens_budget=200).resume(journal)
+    assert resumed.status == "budget" and parent.calls == [] and resumed.usage == live.usage
