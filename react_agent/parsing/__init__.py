@@ -1,6 +1,6 @@
 """Text -> decision: the bounded parser of the model's replies, lenient JSON, and block extraction."""
 
-from react_agent.parsing._extract import extract_json
+from react_agent.parsing._extract import extract_json, outside_fences
 from react_agent.parsing._parser import (
     FINISH_NAMES,
     MAX_NAME,
@@ -12,4 +12,4 @@ from react_agent.parsing._parser import (
 )
 
 __all__ = ["FINISH_NAMES", "MAX_NAME", "MAX_NESTING", "NONE_NAMES", "canonical_name", "extract_json", "nesting_depth",
-           "parse_response"]
+           "outside_fences", "parse_response"]
