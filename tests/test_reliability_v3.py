@@ -405,3 +405,24 @@ def test_every_extra_object_of_a_fill_reply_is_a_violation_fenced_or_not(reply: 
     result = PlanAndExecuteAgent(ScriptedChatModel([plan, reply]), [notify_tool(sent)], prompts="en").run("task")
     assert sent == ["boss: hello"] and result.status == "finished"
     assert any("refund" in v and "7781" in v for v in result.violations), result.violations
+
+
+# ------------------------------------------------------------------------------------ a large observation
+def test_a_large_observation_is_journaled_once(tmp_path: Path) -> None:
+    big = "x" * 200_000
+
+    def dump(text: str) -> str:
+        """Dump a lot."""
+        return big
+
+    journal = tmp_path / "j.jsonl"
+    llm = ScriptedChatModel([call("dump", text="a"), finish("done")])
+    result = ReactAgent(llm, [StructuredTool.from_function(dump)], max_observation_chars=1_000_000).run(
+        "task", journal=journal)
+    assert result.steps[0].observation == big
+    assert journal.read_text(encoding="utf-8").count(big) == 1
+    step = next(r for r in read_journal(journal) if r["type"] == "step")
+    end = next(r for r in read_journal(journal) if r["type"] == "tool_end")
+    assert step["observation"] is None and step["observation_seq"] == end["seq"] and end["observation"] == big
+    assert ReactAgent(ScriptedChatModel([]), [StructuredTool.from_function(dump)],
+                      max_observation_chars=1_000_000).resume(journal).steps[0].observation == big

@@ -17,7 +17,9 @@ Record types (every record carries ``type``, ``run`` — the run id — and ``t`
 - ``tool_start`` / ``approval`` / ``tool_end``: one tool call — ``seq``, ``step``, ``key`` (idempotency key),
   ``tool``, ``input``; the human decision ``approved``; the ``observation``, its ``kind`` and ``seconds``.
 - ``step``: each completed step — ``task``, ``index``, ``digest``, the parsed action, observation,
-  ``raw_output``, ``duration_s``, ``usage`` (for people and tools reading the journal; not replayed).
+  ``raw_output``, ``duration_s``, ``usage`` (for people and tools reading the journal; not replayed). An
+  observation over :data:`SHARED_OBSERVATION` characters that its ``tool_end`` already holds is written
+  once: the step has ``observation: null`` and ``observation_seq``, the ``seq`` of that ``tool_end``.
 - ``end``: the outcome of a session — ``status``, ``output``, ``error``, ``llm_calls``, ``usage``.
 
 Values of the model's secret settings (``credentials``, ``password``, ``access_token``, ``api_key``... and
@@ -91,6 +93,8 @@ SECRET_FIELDS = ("credentials", "password", "access_token", "api_key", "openai_a
                  "token", "auth_token", "bearer_token", "refresh_token", "client_secret", "secret_key", "secret")
 """Settings of a model whose values are masked (plus the model's own ``lc_secrets``)."""
 
+SHARED_OBSERVATION = 1_000
+"""Longer observations are journaled once (in ``tool_end``); the ``step`` record points to it."""
 MASK = "***"
 _MIN_SECRET = 4  # shortest session value given a reference
 _MIN_KEY = 8  # shortest model setting treated as a secret
@@ -363,6 +367,7 @@ class ToolCallRecord:
         if usage is not None and usage.total_tokens:
             record["usage"] = usage.model_dump()
         self.journal.append(record)
+        self.journal.last_observation = (self.seq, outcome.observation)
         return outcome
 
 
@@ -502,6 +507,7 @@ class RunJournal:
         self._digest = ""
         self.replayed = 0
         self.outbox: list[bytes] | None = None
+        self.last_observation: tuple[int, str] | None = None  # (seq, text) of the last tool_end written
 
     # -- construction
     @classmethod
@@ -696,8 +702,12 @@ class RunJournal:
         if index <= self._steps_recorded:
             return
         self._steps_recorded = index
-        self.append({"type": "step", "task": self.task, "index": index, "digest": self._digest,
-                     **step.model_dump(mode="json")})
+        record = {"type": "step", "task": self.task, "index": index, "digest": self._digest,
+                  **step.model_dump(mode="json")}
+        shared = self.last_observation
+        if shared is not None and len(step.observation) > SHARED_OBSERVATION and shared[1] == step.observation:
+            record.update(observation=None, observation_seq=shared[0])  # written once, in its tool_end
+        self.append(record)
 
     def end(self, result: AgentResult) -> None:
         """Journal the outcome of this session (not again when a resume only replayed a finished run)."""
