@@ -426,3 +426,28 @@ def test_a_large_observation_is_journaled_once(tmp_path: Path) -> None:
     assert step["observation"] is None and step["observation_seq"] == end["seq"] and end["observation"] == big
     assert ReactAgent(ScriptedChatModel([]), [StructuredTool.from_function(dump)],
                       max_observation_chars=1_000_000).resume(journal).steps[0].observation == big
+
+
+# ------------------------------------------------------------------------------------ sandboxed prompts
+@pytest.mark.parametrize("escape", [
+    "{{ tools.__class__.__mro__[1].__subclasses__() }}",
+    "{{ task.__class__.__init__.__globals__ }}",
+    "{{ cycler.__init__.__globals__.os.system('echo pwned') }}",
+    "{{ ''.__class__.__base__.__subclasses__() }}",
+])
+def test_a_prompt_folder_cannot_reach_python_internals(tmp_path: Path, escape: str) -> None:
+    from jinja2.exceptions import SecurityError, UndefinedError
+
+    from react_agent.errors import ConfigError, RunError
+
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    (folder / "step.jinja").write_text("{{ task }} {{ tools }} {{ history }} " + escape, encoding="utf-8")
+    try:
+        agent = ReactAgent(ScriptedChatModel([finish("done")]), [], prompts=str(folder))
+        result = agent.run("task")
+    except (ConfigError, SecurityError, UndefinedError, RunError) as exc:
+        assert "pwned" not in str(exc) and "<class" not in str(exc)
+    else:
+        assert result.status != "finished" or "subclasses" not in agent.llm.calls[0].text  # type: ignore[attr-defined]
+        assert "<class" not in agent.llm.calls[0].text  # type: ignore[attr-defined]
