@@ -25,6 +25,7 @@ from typing import Any, Union, cast
 
 import jinja2
 from jinja2 import meta, nodes
+from jinja2.sandbox import SandboxedEnvironment
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.prompts import BasePromptTemplate
 
@@ -84,9 +85,10 @@ TEMPLATE_VARIABLES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
 
 PromptSource = Union[str, "os.PathLike[str]", BasePromptTemplate[Any], Mapping[str, str | BasePromptTemplate[Any]]]
 
-class _Environment(jinja2.Environment):
-    """Looks up ``x.name`` as a dict key first: history entries and tool specs are dicts, and jinja's default
-    (attribute first) pays an ``AttributeError`` per lookup."""
+class _Environment(SandboxedEnvironment):
+    """Jinja's sandbox (a prompt folder may come from a shared repository: its templates cannot reach
+    Python internals), looking up ``x.name`` as a dict key first: history entries and tool specs are dicts,
+    and jinja's default (attribute first) pays an ``AttributeError`` per lookup."""
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict:

@@ -5,6 +5,7 @@
     ReactAgentError                   base of everything this package raises on purpose
     ├── ConfigError(ValueError)       a developer mistake or a setup problem no retry can fix (bad option,
     │   │                             template, tool, missing extra or credentials): names the fix
+    │   ├── MissingPackageError       ... a package the model needs is not installed (also an ImportError)
     │   └── TaskError                 a tasks file or task list that cannot be used (batch)
     ├── OutputParseError(ValueError)  the model's mistake: no action can be safely extracted from its text;
     │                                 inside a run it becomes an observation the model reads next step
@@ -34,6 +35,7 @@ __all__ = [
     "JournalError",
     "JournalMismatchError",
     "MCPError",
+    "MissingPackageError",
     "ModelCallError",
     "OutputParseError",
     "ReactAgentError",
@@ -50,6 +52,14 @@ class ReactAgentError(Exception):
 
 class ConfigError(ReactAgentError, ValueError):
     """A developer mistake, detected when the agent (or prompt set, or tool registry) is built."""
+
+
+class MissingPackageError(ConfigError, ImportError):
+    """A package the model needs is not installed: the message gives the install command."""
+
+    def __init__(self, message: str, *, name: str | None = None) -> None:
+        ConfigError.__init__(self, message)
+        self.name = name
 
 
 class OutputParseError(ReactAgentError, ValueError):

@@ -21,6 +21,7 @@ import logging
 import re
 import time
 from collections.abc import Generator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Annotated, Any
@@ -30,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep
 from react_agent.core import AgentConfig, BaseAgent, truncate
 from react_agent.errors import ConfigError
-from react_agent.parsing import extract_json
+from react_agent.parsing import extract_json, outside_fences
 from react_agent.runtime import Effect, Loop, ModelCall, ModelReply, RunState, ToolCall, redact_session
 from react_agent.tools import Outcome, ToolLike, answer_schema
 
@@ -314,6 +315,9 @@ class PlanAndExecuteAgent(BaseAgent):
         except ValueError as exc:
             return {}, str(exc)
         objects = [o for v in found for o in (v if isinstance(v, list) else [v])]
+        if "```" in text:  # extract_json reads only the fences: the objects around them are extra too
+            with suppress(ValueError):
+                objects += [o for v in extract_json(outside_fences(text)) for o in (v if isinstance(v, list) else [v])]
         if not objects or not isinstance(objects[0], dict):
             return {}, f"no JSON object with the fields {', '.join(step.open)} was found"
         reply, where = dict(objects[0]), f"step {n} ({step.tool})"

@@ -110,6 +110,14 @@ class BatchSummary(BaseModel):
         return {**self.model_dump(), "total_tokens": self.total_tokens}
 
 
+def _line(record: Any) -> bytes:
+    """One JSONL line, always valid UTF-8 (a lone surrogate from some tool output is kept as a ``\\u`` escape)."""
+    try:
+        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
+
+
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """The complete, valid JSON objects of a results file (a torn last line and corrupt lines are skipped,
     with a warning for a corrupt line that is not the last)."""
@@ -183,7 +191,7 @@ class ResultsFile:
             if record.get("status") in statuses:
                 dropped += 1
             else:
-                keep.append((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass"))
+                keep.append(_line(record))
         if dropped:
             fd = self._handle.fileno()
             os.ftruncate(fd, 0)
@@ -209,8 +217,14 @@ class ResultsFile:
         """Append one result (a whole line, flushed: a kill loses at most the line being written)."""
         if result.id in self.done:
             return
-        line = json.dumps(result.model_dump(mode="json"), ensure_ascii=False) + "\n"
-        self._handle.write(line.encode("utf-8", "surrogatepass"))
+        try:
+            data = _line(result.model_dump(mode="json"))
+        except (ValueError, RecursionError) as exc:  # a value too deep to serialise: the error is the result
+            logger.warning("results file %s: the result of task %r cannot be written: %s", self.path, result.id, exc)
+            data = _line(TaskResult(id=result.id, task=result.task, status="error", seconds=result.seconds,
+                                    error=f"the result could not be written: {exc}",
+                                    passed=False if result.passed is not None else None).model_dump(mode="json"))
+        self._handle.write(data)
         self._handle.flush()
         self.done.add(result.id)
 

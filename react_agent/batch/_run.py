@@ -135,9 +135,9 @@ async def arun_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable
             for future in finished:
                 task = pending.pop(future)
                 summary.running = len(pending)
-                result = future.result()
+                result = _result_of(future, task)
                 if results is not None:
-                    results.write(result)
+                    _write(results, result)
                 summary.add(result)
                 summary.elapsed = time.monotonic() - started
                 yield result
@@ -153,6 +153,25 @@ async def arun_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable
         finally:
             if results is not None:
                 results.close()
+
+
+def _result_of(future: asyncio.Future[TaskResult], task: Task) -> TaskResult:
+    """The task's result; a backend's failure to report one is that task's error, never the batch's."""
+    try:
+        return future.result()
+    except Exception as exc:
+        logger.warning("batch task %s: no result: %s", task.id, type(exc).__name__)
+        return TaskResult(id=task.id, task=task.task, status="error", error=f"{type(exc).__name__}: {exc}",
+                          passed=False if task.checks else None)
+
+
+def _write(results: ResultsFile, result: TaskResult) -> None:
+    """Append one result; a failed write (disk full, a value that cannot be written) is logged, and the batch
+    goes on (the task runs again, from its journal, in the next batch on this file)."""
+    try:
+        results.write(result)
+    except Exception as exc:
+        logger.error("results file %s: the result of task %s was not written: %s", results.path, result.id, exc)
 
 
 class BatchRun:

@@ -37,6 +37,7 @@ from react_agent.cli._models import (
     scripted_replies,
 )
 from react_agent.core import BaseAgent
+from react_agent.errors import ConfigError
 
 __all__ = ["AgentSpec", "add_batch_commands", "cmd_batch", "cmd_eval", "make_model"]
 
@@ -253,7 +254,7 @@ def cmd_batch(args: argparse.Namespace, console: Any) -> int:
     batch.summary.total = _count_tasks(args.tasks)
     try:
         summary = _run_with_progress(batch, console, "batch")
-    except TaskError as exc:
+    except ConfigError as exc:  # a bad task, or a results file another batch is writing
         raise _cli_error(str(exc), EXIT_USAGE) from None
     console.answer(format_summary(summary, str(out)))
     return EXIT_OK if summary.failed == 0 else EXIT_NOT_FINISHED

@@ -60,17 +60,14 @@ def build_model(args: argparse.Namespace) -> BaseLanguageModel[Any]:
 
 
 def _check_gigachat_settings() -> None:
-    """Invalid ``GIGACHAT_*`` values (a non-numeric timeout...) named before anything runs."""
+    """Invalid ``GIGACHAT_*`` values (a non-numeric timeout...) named before anything runs (the check the
+    agents make when they are built)."""
+    from react_agent.models import check_gigachat_settings
+
     try:
-        from gigachat.settings import Settings
-        from pydantic import ValidationError
-    except ImportError:
-        return  # make_model names the package to install
-    try:
-        Settings()  # reads the GIGACHAT_* environment variables, as GigaChat() will
-    except ValidationError as exc:
-        names = sorted({f"GIGACHAT_{str(e['loc'][0]).upper()}" for e in exc.errors() if e["loc"]})
-        raise CliError(f"invalid GigaChat setting(s) in the environment: {', '.join(names)}") from None
+        check_gigachat_settings()
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
 
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from react_agent.core._config import AgentConfig, build_config
 from react_agent.core._render import check_examples, example_variables, history_entry, step_messages
 from react_agent.errors import ConfigError, OutputParseError
 from react_agent.integrations import AgentRunnable, output_json_schema, structured_answer
-from react_agent.models import model_call_kwargs, resolve_mode, structured_kwargs
+from react_agent.models import check_model_setup, model_call_kwargs, resolve_mode, structured_kwargs
 from react_agent.parsing import parse_response
 from react_agent.runtime import (
     Loop,
@@ -89,6 +89,7 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         if not isinstance(llm, Runnable):
             raise ConfigError(f"llm must be a langchain-core chat model or LLM (or a Runnable wrapping one), "
                               f"got {type(llm).__name__}")
+        check_model_setup(llm)
         self.config = build_config(type(self).Config, options)
         self.llm = llm
         self.registry = ToolRegistry(tools)

@@ -7,6 +7,7 @@ worked out once, in :class:`CallFacts`.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -86,7 +87,7 @@ def execute(agent: Executor, action: AgentAction, config: RunnableConfig | None,
         return checked
     tool, args = checked
     try:
-        return Outcome(stringify(run_sync(tool, args, config, timeout)))
+        return Outcome(stringify(run_sync(tool, _own_copy(args), config, timeout)))
     except Exception as exc:
         return failure(agent, action, exc, timeout)
 
@@ -99,9 +100,18 @@ async def aexecute(agent: Executor, action: AgentAction, config: RunnableConfig 
         return checked
     tool, args = checked
     try:
-        return Outcome(stringify(await run_async(tool, args, config, timeout)))
+        return Outcome(stringify(await run_async(tool, _own_copy(args), config, timeout)))
     except Exception as exc:
         return failure(agent, action, exc, timeout)
+
+
+def _own_copy(args: dict[str, Any]) -> dict[str, Any]:
+    """The tool's own copy of its arguments: what it changes in them never reaches the step, the history or
+    the journal (which keep what the model sent)."""
+    try:
+        return copy.deepcopy(args)
+    except Exception:  # an argument that cannot be copied (a custom loop passed one): the original
+        return args
 
 
 def failure(agent: Executor, action: AgentAction, exc: Exception, timeout: float | None) -> Outcome:

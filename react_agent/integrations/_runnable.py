@@ -33,6 +33,7 @@ from react_agent._prompts import LANGUAGES, task_language
 from react_agent._types import AgentResult
 from react_agent.errors import ConfigError
 from react_agent.integrations._graph import tool_call_messages
+from react_agent.parsing import MAX_NESTING, nesting_depth
 from react_agent.runtime import Agent, message_text, report_subrun_usage
 
 if TYPE_CHECKING:
@@ -380,17 +381,22 @@ def structured_answer(schema: type[BaseModel], answer: str, reply_text: str) -> 
     objects (the parser reduces an answer object to text, e.g. ``{"answer": ...}`` to its value)."""
     error = ""
     for candidate in _candidates(answer, reply_text):
+        if nesting_depth(candidate, MAX_NESTING) > MAX_NESTING:
+            error = error or f"the answer is nested more than {MAX_NESTING} levels deep"
+            continue
         try:
             return schema.model_validate(candidate), ""
         except ValidationError as exc:
             error = error or _validation_text(exc)
+        except (ValueError, RecursionError):  # pydantic's own limits on pathological values
+            error = error or "the answer could not be validated"
     return None, error
 
 
 def _candidates(answer: str, reply_text: str) -> Iterator[Any]:
     text = answer.strip()
     if text.startswith("{"):
-        with suppress(ValueError):
+        with suppress(ValueError, RecursionError):
             yield json.loads(text)
     decoder = json.JSONDecoder()
     start, tries = reply_text.find("{"), 0
@@ -398,13 +404,13 @@ def _candidates(answer: str, reply_text: str) -> Iterator[Any]:
         tries += 1
         try:
             obj, end = decoder.raw_decode(reply_text, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             start = reply_text.find("{", start + 1)
             continue
         if isinstance(obj, dict) and "action_input" in obj:
             raw = obj["action_input"]
             if isinstance(raw, str) and raw.strip().startswith("{"):
-                with suppress(ValueError):
+                with suppress(ValueError, RecursionError):
                     raw = json.loads(raw)
             if isinstance(raw, dict):
                 yield raw

@@ -38,6 +38,7 @@ from typing import Any
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from react_agent.errors import ConfigError
+from react_agent.models._setup import gigachat_has_credentials
 from react_agent.models._structured import METADATA_KEY
 
 __all__ = ["DEFAULT_SERVER_MAX_TOKENS", "PROVIDERS", "make_model"]
@@ -121,8 +122,7 @@ def _gigachat(provider: str, name: str, spec: str, base_url: str | None, api_key
     module = _import("langchain_gigachat", "langchain-gigachat", spec)
     if api_key_env:
         kwargs["credentials"] = _env_value(api_key_env, spec)
-    elif not any(kwargs.get(k) for k in ("credentials", "access_token", "user")) and not any(
-            os.environ.get(f"GIGACHAT_{k}") for k in ("CREDENTIALS", "ACCESS_TOKEN", "USER")):
+    elif not gigachat_has_credentials(kwargs):
         raise ConfigError(f"model {spec!r} needs credentials: set the environment variable GIGACHAT_CREDENTIALS "
                           "(your authorization key), or name another one with api_key_env (--api-key-env)")
     if name:

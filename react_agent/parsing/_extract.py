@@ -12,7 +12,7 @@ from typing import Any
 
 from react_agent.parsing._jsonish import Budget, decode
 
-__all__ = ["MAX_CANDIDATES", "extract_json"]
+__all__ = ["MAX_CANDIDATES", "extract_json", "outside_fences"]
 
 MAX_CANDIDATES = 32  # balanced candidates decoded per reply; later ones are ignored
 
@@ -53,6 +53,11 @@ def extract_json(text: str) -> list[Any]:
     if not values and cut_off:
         raise ValueError("the reply was cut off before its JSON was complete")
     return values
+
+
+def outside_fences(text: str) -> str:
+    """``text`` without its fenced code blocks (what :func:`extract_json` skips when there are fences)."""
+    return _FENCE.sub("\n", drop_think(text)[0])
 
 
 def drop_think(text: str) -> tuple[str, bool]:

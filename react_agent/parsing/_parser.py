@@ -38,7 +38,8 @@ from react_agent.errors import OutputParseError
 from react_agent.parsing._extract import drop_think
 from react_agent.parsing._jsonish import Budget, decode
 
-__all__ = ["FINISH_NAMES", "MAX_NAME", "NONE_NAMES", "canonical_name", "parse_response"]
+__all__ = ["FINISH_NAMES", "MAX_NAME", "MAX_NESTING", "NONE_NAMES", "canonical_name", "nesting_depth",
+           "parse_response"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,8 @@ _PROSE_WINDOW = 8_000  # characters of prose searched for talk about tools
 _MAX_SCAN_STEPS = 5_000  # regex steps of one brace scan
 _MAX_DEPTH = 256  # deeper nesting counts as never closed
 MAX_NAME = 128
+MAX_REPLY = 1_000_000  # longest reply parsed; a longer one is refused unread
+MAX_NESTING = 64  # deepest action_input accepted (lists and objects); deeper is refused
 
 _NAME_KEYS = ("action", "tool", "tool_name", "name", "function")
 _INPUT_KEYS = ("action_input", "tool_input", "args", "arguments", "parameters", "params", "input")
@@ -73,6 +76,9 @@ _MESSAGES = {
     "invalid_input": 'The "action_input" must be a JSON object with the tool arguments (or a string).',
     "prose": "You described the action in words, so nothing was executed. To call a tool, reply with one "
     'JSON object: {"thought": "...", "action": "<tool name>", "action_input": {...}}.',
+    "too_long": "Your reply was too long to read, so nothing was executed. Reply again with one short JSON object.",
+    "too_deep": f"Your action_input is nested more than {MAX_NESTING} levels deep, so nothing was executed. "
+    "Reply again with flatter arguments.",
     "no_action": 'No action was found in your reply. Reply with one JSON object with "thought", "action" and '
     '"action_input"; use the action FINISH to give the final answer.',
 }
@@ -110,7 +116,7 @@ def _label(words: str) -> re.Pattern[str]:
     The colon may be left out when the label stands alone on its line (``Action`` / ``search``).
     """
     return re.compile(
-        rf"^(?=([ \t>#*_-]*))\1(?:{words})[ \t]*\d*[ \t*_]*(?::(?:\*\*|__)?[ \t]*|(?=\r?$))",
+        rf"^(?=([ \t>#*_-]*))\1(?:{words})[ \t]*(?:\d+[ \t*_]*|[*_][ \t*_]*)?(?::(?:\*\*|__)?[ \t]*|(?=\r?$))",
         re.IGNORECASE | re.MULTILINE,
     )
 
@@ -125,9 +131,9 @@ _STOP = _label(
     r"|наблюдение|мысль|действие|финальный ответ|окончательный ответ"
 )
 _INLINE_ACTION = re.compile(r"(?:(?i:(?<![\w-])action)|(?<=[a-z])Action)[ \t]*:[ \t]*")  # "Thought: … Action: x"
-_INLINE_OBSERVATION = re.compile(r"[ \t]*(?<![\w-])observation[ \t]*:", re.IGNORECASE)
+_INLINE_OBSERVATION = re.compile(r"(?<![\w-])observation[ \t]*:", re.IGNORECASE)
 _GLUED_INPUT = re.compile(r"(?:action[ \t_]*)?input[ \t]*:[ \t]*", re.IGNORECASE)  # "Action:SearchAction Input:{"
-_INLINE_ARGS = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*(\(?)[ \t]*(?=[{)])")  # "search ({", "search {", "ping()"
+_INLINE_ARGS = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*(?:(\()[ \t]*)?(?=[{)])")  # "search ({", "search {", "ping()"
 _ANSWER_ACTION = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?(?:\*\*)?(?i:action)[ \t]*(?:\*\*)?:[ \t]*")  # "Answer: Action: x"
 _ANSWER_OPENING = re.compile(r"\s*(?:`{3,}[\w-]*[ \t]*\n\s*)?(?=\{)")
 _MARKER = re.compile(r"\[\[[ \t]*##[ \t]*([A-Za-z_]\w{0,40})[ \t]*##[ \t]*\]\]")
@@ -190,7 +196,10 @@ def parse_response(
     missing) completed, and only when the completed call validates. It is never called otherwise.
     """
     try:
-        return _parse(text, _Ctx(frozenset(tool_names or ()), validate=validate), allow_plain_answer)
+        action = _parse(text, _Ctx(frozenset(tool_names or ()), validate=validate), allow_plain_answer)
+        if nesting_depth(action.action_input, MAX_NESTING) > MAX_NESTING:
+            raise _Refusal("too_deep")
+        return action
     except _Refusal as refusal:
         logger.debug("model output refused: %s (%d chars)", refusal.reason, len(text or ""))
         raise OutputParseError(refusal.message, text, reason=refusal.reason) from None
@@ -202,6 +211,8 @@ def parse_response(
 def _parse(text: str, ctx: _Ctx, allow_plain: bool) -> AgentAction:
     if not text or not text.strip():
         raise _Refusal("empty")
+    if len(text) > MAX_REPLY:
+        raise _Refusal("too_long")
     fast = _whole_object(text, ctx)
     if fast is not None:
         return fast
@@ -219,6 +230,20 @@ def _parse(text: str, ctx: _Ctx, allow_plain: bool) -> AgentAction:
     if saw_protocol or (saw_dict and not allow_plain):
         raise _Refusal("missing_action")
     return _prose(body, ctx.names, allow_plain)
+
+
+def nesting_depth(value: Any, limit: int = MAX_NESTING) -> int:
+    """How deep lists, tuples and dicts nest in ``value`` (a scalar: 0), counted up to ``limit + 1``."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if not isinstance(item, (dict, list, tuple)):
+            continue
+        if depth > limit:
+            return depth
+        deepest = max(deepest, depth)
+        todo.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def _quoted_example(body: str, json_event: _Event, text_event: _Event) -> bool:

@@ -15,7 +15,7 @@ import contextvars
 import logging
 import time
 import traceback
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +29,7 @@ from react_agent.runtime._agent import Agent, is_default_model_call
 from react_agent.runtime._journal import JournalError, RunJournal, ToolCallRecord, redact, secret_values
 from react_agent.runtime._native import native_reply_text
 from react_agent.runtime._state import ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall, ToolCalls
-from react_agent.runtime._usage import subrun_usage
+from react_agent.runtime._usage import report_subrun_usage, subrun_usage
 from react_agent.tools import DeadlineExceeded, Outcome, acall_in_thread, acall_within, call_within, native_async
 
 __all__ = ["Failure", "ModelIO", "ToolBatch", "ToolIO", "advance", "aperform", "close", "drive", "failed", "journal_of",
@@ -142,13 +142,22 @@ def _model_effect(agent: Agent, state: RunState, call: ModelCall) -> Generator[M
 def _tool_effect(agent: Agent, state: RunState, action: AgentAction) -> Generator[ToolIO, Any, Outcome]:
     record = journal_of(state).tool_call(action.action, action.action_input, step=len(state.steps) + 1)
     if record.outcome is not None:  # journaled: never run again
+        if record.usage is not None:
+            state.usage = state.usage + record.usage
         return record.outcome
     timeout = _tool_timeout(agent, state)
     with subrun_usage() as subruns:  # agents run as tools report their usage here
         outcome: Outcome = yield ToolIO(action, record, timeout)
     if subruns.usage.total_tokens:
         state.usage = state.usage + subruns.usage
-    return record.finish(outcome)
+    return record.finish(_without_secrets(outcome, secret_values(agent.llm)), subruns.usage)
+
+
+def _without_secrets(outcome: Outcome, secrets: Sequence[str]) -> Outcome:
+    """``outcome`` with the model's secrets masked: a tool that prints the key shows the model ``***``
+    (and the journal keeps what the model was shown, so a resume replays the same text)."""
+    observation = str(redact(outcome.observation, secrets))
+    return outcome if observation == outcome.observation else Outcome(observation, outcome.kind)
 
 
 def _tool_timeout(agent: Agent, state: RunState) -> float | None:
@@ -165,6 +174,9 @@ def _tools_effect(agent: Agent, state: RunState,
     first = len(state.steps) + 1
     records = journal_of(state).tool_batch([(a.action, a.action_input) for a in actions], step=first)
     outcomes: list[Outcome | None] = [r.outcome for r in records]
+    for record in records:
+        if record.outcome is not None and record.usage is not None:  # replayed: its sub-agents' usage too
+            state.usage = state.usage + record.usage
     todo = [i for i, outcome in enumerate(outcomes) if outcome is None]
     if todo:
         timeout = _tool_timeout(agent, state)
@@ -256,9 +268,10 @@ async def aperform(agent: Agent, io: ModelIO | ToolIO | ToolBatch, config: Runna
 def _perform_batch(agent: Agent, batch: ToolBatch, config: RunnableConfig) -> list[Outcome]:
     """Each call in a worker thread of its own context; each call's result is journaled as it completes."""
     def one(io: ToolIO) -> Outcome:
-        with io.record.active():
+        with io.record.active(), subrun_usage() as subruns:
             outcome = agent.execute(io.action, config=config, timeout=io.timeout)
-        return io.record.finish(outcome)
+        report_subrun_usage(subruns.usage)  # to the whole decision's collector
+        return io.record.finish(_without_secrets(outcome, secret_values(agent.llm)), subruns.usage)
 
     workers = min(len(batch.calls), MAX_CONCURRENT_CALLS)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="react_agent-tool") as pool:
@@ -272,9 +285,10 @@ async def _aperform_batch(agent: Agent, batch: ToolBatch, config: RunnableConfig
 
     async def one(io: ToolIO) -> Outcome:
         async with slots:
-            with io.record.active():
+            with io.record.active(), subrun_usage() as subruns:
                 outcome = await agent.aexecute(io.action, config=config, timeout=io.timeout)
-        io.record.finish(outcome)
+        report_subrun_usage(subruns.usage)  # to the whole decision's collector
+        outcome = io.record.finish(_without_secrets(outcome, secret_values(agent.llm)), subruns.usage)
         journal = io.record.journal
         if journal.outbox:
             async with lock:

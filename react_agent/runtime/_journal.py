@@ -17,11 +17,17 @@ Record types (every record carries ``type``, ``run`` — the run id — and ``t`
 - ``tool_start`` / ``approval`` / ``tool_end``: one tool call — ``seq``, ``step``, ``key`` (idempotency key),
   ``tool``, ``input``; the human decision ``approved``; the ``observation``, its ``kind`` and ``seconds``.
 - ``step``: each completed step — ``task``, ``index``, ``digest``, the parsed action, observation,
-  ``raw_output``, ``duration_s``, ``usage`` (for people and tools reading the journal; not replayed).
+  ``raw_output``, ``duration_s``, ``usage`` (for people and tools reading the journal; not replayed). An
+  observation over :data:`SHARED_OBSERVATION` characters that its ``tool_end`` already holds is written
+  once: the step has ``observation: null`` and ``observation_seq``, the ``seq`` of that ``tool_end``.
 - ``end``: the outcome of a session — ``status``, ``output``, ``error``, ``llm_calls``, ``usage``.
 
 Values of the model's secret settings (``credentials``, ``password``, ``access_token``, ``api_key``... and
-whatever the model declares in ``lc_secrets``) are masked in every record and in error texts.
+whatever the model declares in ``lc_secrets``) are masked in error texts and in every field that is not
+replayed; the replayed fields (the task, the model's reply text, the tool observations) are journaled
+exactly, so a resume reproduces the run. Placeholder keys (``"none"``, ``"EMPTY"``, ``"sk-no-key-required"``,
+anything under 8 characters) are not secrets. Session values are journaled as they are (the journal file is
+created with mode 0600).
 """
 
 from __future__ import annotations
@@ -88,8 +94,18 @@ SECRET_FIELDS = ("credentials", "password", "access_token", "api_key", "openai_a
                  "token", "auth_token", "bearer_token", "refresh_token", "client_secret", "secret_key", "secret")
 """Settings of a model whose values are masked (plus the model's own ``lc_secrets``)."""
 
+SHARED_OBSERVATION = 1_000
+"""Longer observations are journaled once (in ``tool_end``); the ``step`` record points to it."""
 MASK = "***"
-_MIN_SECRET = 4
+_MIN_SECRET = 4  # shortest session value given a reference
+_MIN_KEY = 8  # shortest model setting treated as a secret
+_PLACEHOLDER = re.compile(
+    r"(?:sk-)?(?:none|null|empty|dummy|fake|test|placeholder|unused|changeme|local|x+|\*+|-+"
+    r"|no[-_ ]?(?:api[-_ ]?)?key(?:[-_ ]?(?:required|needed))?|not[-_ ]?(?:needed|required|used|set)"
+    r"|(?:api[-_ ]?)?key|secret|token|ollama|vllm|llama(?:[-_ ]?cpp)?|lm[-_ ]?studio)",
+    re.IGNORECASE,
+)
+_REPLAYED = {"run": ("task",), "model": ("text",), "tool_end": ("observation",)}  # journaled exactly
 _CURRENT_CALL: contextvars.ContextVar[ToolCallRecord | None] = contextvars.ContextVar(
     "react_agent_tool_call", default=None)
 _ASKING = threading.RLock()
@@ -127,7 +143,9 @@ def _secret_text(value: Any) -> str | None:
         value = value.get_secret_value()
     elif isinstance(value, SecretBytes):
         value = value.get_secret_value().decode("utf-8", "replace")
-    return value if isinstance(value, str) and len(value) >= _MIN_SECRET else None
+    if not isinstance(value, str) or len(value.strip()) < _MIN_KEY or _PLACEHOLDER.fullmatch(value.strip()):
+        return None  # a placeholder ("none", "EMPTY", "sk-no-key-required"...) protects nothing
+    return value
 
 
 _CLIENT_ATTRS = ("_client", "client", "async_client", "root_client", "root_async_client", "_async_client")
@@ -196,19 +214,6 @@ def secret_values(llm: Any) -> tuple[str, ...]:
     return tuple(sorted(variants, key=len, reverse=True))
 
 
-def _substitute(value: Any, references: Sequence[tuple[str, str]]) -> Any:
-    """``value`` with session values replaced by their references (strings, inside lists and dicts)."""
-    if not references:
-        return value
-    if isinstance(value, str):
-        return redact_session(value, references)
-    if isinstance(value, dict):
-        return {k: _substitute(v, references) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_substitute(v, references) for v in value]
-    return value
-
-
 def redact(value: Any, secrets: Sequence[str]) -> Any:
     """``value`` with every secret string replaced by ``***`` (strings, and inside lists and dicts)."""
     if not secrets:
@@ -223,6 +228,12 @@ def redact(value: Any, secrets: Sequence[str]) -> Any:
     if isinstance(value, (list, tuple)):
         return [redact(v, secrets) for v in value]
     return value
+
+
+def _masked(record: Mapping[str, Any], secrets: Sequence[str]) -> dict[str, Any]:
+    """``record`` with secrets masked in every field the resume does not replay."""
+    exact = _REPLAYED.get(str(record.get("type")), ())
+    return {k: v if k in exact else redact(v, secrets) for k, v in record.items()}
 
 
 def session_references(session: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -320,6 +331,7 @@ class ToolCallRecord:
     approval: bool | None = None
     started: float = field(default_factory=time.monotonic)
     arguments: Any = None
+    usage: Usage | None = None  # journaled usage of the agents that ran inside the tool
 
     @property
     def key(self) -> str:
@@ -340,6 +352,7 @@ class ToolCallRecord:
             self.approval = bool(ask(tool, action_input))
         self.journal.append({"type": "approval", "seq": self.seq, "key": self.key, "tool": tool,
                              "approved": self.approval})
+        self.journal.flush()  # durable before the approved tool starts, under the async driver too
         return self.approval
 
     def active(self) -> _Active:
@@ -347,13 +360,18 @@ class ToolCallRecord:
         context manager."""
         return _Active(self)
 
-    def finish(self, outcome: Outcome) -> Outcome:
-        """Journal the outcome (before the loop goes on) and return it."""
+    def finish(self, outcome: Outcome, usage: Usage | None = None) -> Outcome:
+        """Journal the outcome (before the loop goes on), with the ``usage`` of agents that ran inside the
+        tool, and return it."""
         if self.journal.path is None:
             return outcome
-        self.journal.append({"type": "tool_end", "seq": self.seq, "key": self.key, "tool": self.tool,
-                             "observation": outcome.observation, "kind": outcome.kind,
-                             "seconds": round(time.monotonic() - self.started, 6)})
+        record: dict[str, Any] = {"type": "tool_end", "seq": self.seq, "key": self.key, "tool": self.tool,
+                                  "observation": outcome.observation, "kind": outcome.kind,
+                                  "seconds": round(time.monotonic() - self.started, 6)}
+        if usage is not None and usage.total_tokens:
+            record["usage"] = usage.model_dump()
+        self.journal.append(record)
+        self.journal.last_observation = (self.seq, outcome.observation)
         return outcome
 
 
@@ -495,6 +513,7 @@ class RunJournal:
         self.outbox: list[bytes] | None = None
         self._batch_live = False
         self._flushing = threading.Lock()
+        self.last_observation: tuple[int, str] | None = None  # (seq, text) of the last tool_end written
 
     # -- construction
     @classmethod
@@ -549,7 +568,7 @@ class RunJournal:
             return
         full = {"type": record["type"], "run": self.run_id, "t": round(time.time(), 6),
                 **{k: v for k, v in record.items() if k != "type"}}
-        data = _encode(_substitute(redact(full, self.secrets), self.references))
+        data = _encode(_masked(full, self.secrets))
         if self.outbox is not None:  # deferred: the async driver flushes before the run goes on
             self.outbox.append(data)
             return
@@ -679,6 +698,7 @@ class RunJournal:
             if end is not None:
                 self.replayed += 1
                 call.outcome = Outcome(str(end.get("observation", "")), str(end.get("kind", "ok")))
+                call.usage = Usage(**end["usage"]) if isinstance(end.get("usage"), dict) else None
                 return call
             attempt = int(entry.get("attempts", 1)) + 1
             logger.warning("run %s: tool call %s (key %s) started before the crash but has no result: running it "
@@ -711,8 +731,12 @@ class RunJournal:
         if index <= self._steps_recorded:
             return
         self._steps_recorded = index
-        self.append({"type": "step", "task": self.task, "index": index, "digest": self._digest,
-                     **step.model_dump(mode="json")})
+        record = {"type": "step", "task": self.task, "index": index, "digest": self._digest,
+                  **step.model_dump(mode="json")}
+        shared = self.last_observation
+        if shared is not None and len(step.observation) > SHARED_OBSERVATION and shared[1] == step.observation:
+            record.update(observation=None, observation_seq=shared[0])  # written once, in its tool_end
+        self.append(record)
 
     def end(self, result: AgentResult) -> None:
         """Journal the outcome of this session (not again when a resume only replayed a finished run)."""

@@ -66,10 +66,36 @@ def _messages(value: list[Any] | tuple[Any, ...]) -> list[BaseMessage]:
                           f"{type(value).__name__} with an item that is not a message: {first}") from None
 
 
-def model_error(exc: Exception) -> ModelCallError:
-    """The model's failure, with what to change when it comes from the setup (a rejected request...)."""
+def model_error(exc: Exception) -> ModelCallError | ConfigError:
+    """The model's failure, with what to change when it comes from the setup (a rejected request...); a
+    :class:`ConfigError` for a setup mistake every call would meet (a package or a file that is missing)."""
+    setup = setup_error(exc)
+    if setup is not None:
+        return setup
     hint = explain_model_error(exc)
     return ModelCallError(f"{type(exc).__name__}: {safe_str(exc)}" + (f" ({hint})" if hint else ""))
+
+
+def setup_error(exc: BaseException) -> ConfigError | None:
+    """The :class:`ConfigError` of a model call that failed on a missing package or a missing file (a CA
+    bundle, a certificate, weights), looked for along the exception's causes; ``None`` otherwise."""
+    seen: list[BaseException] = []
+    cause: BaseException | None = exc
+    while cause is not None and len(seen) < 8 and not any(cause is s for s in seen):
+        seen.append(cause)
+        if isinstance(cause, ConfigError):
+            return cause
+        if isinstance(cause, ImportError):
+            package = cause.name or "a package"
+            return ConfigError(f"the model needs {package}, which is not installed ({safe_str(cause)}): install it")
+        if isinstance(cause, (FileNotFoundError, IsADirectoryError)) and cause.filename:
+            return ConfigError(f"the model's setup names a file that does not exist: {cause.filename} (check its "
+                               f"path settings: a CA bundle, certificate, key or weights file)")
+        if isinstance(cause, FileNotFoundError):
+            return ConfigError(f"the model's setup names a file that does not exist ({safe_str(cause)}): check "
+                               f"its path settings (ca_bundle_file, cert_file, key_file, SSL_CERT_FILE)")
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def step_data(state: RunState, done: StepDone) -> dict[str, Any]:

@@ -144,6 +144,7 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     monkeypatch.setenv("GIGACHAT_CREDENTIALS", "fake-credentials-for-the-docs-tests")
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "russian_trusted_root_ca.pem").write_text("", encoding="utf-8")  # docs/gigachat.md downloads it
 
 
 def run_page(page: str) -> dict[str, Any]:
@@ -235,6 +236,7 @@ def test_marked_block_runs_alone_as_a_script(block: Block, tmp_path: Path) -> No
         f"{block.label} uses top-level await: a script cannot; wrap it in asyncio.run(main())"
     script = tmp_path / "example.py"
     script.write_text(OFFLINE_PRELUDE + "\n" + block.code, encoding="utf-8")
+    (tmp_path / "russian_trusted_root_ca.pem").write_text("", encoding="utf-8")  # docs/gigachat.md downloads it
     env = {**os.environ, "GIGACHAT_CREDENTIALS": "fake-credentials-for-the-docs-tests",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,

@@ -105,3 +105,14 @@ def test_batch_command_as_a_process(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "checks passed  2/2" in done.stdout and "[3/3] olga: finished" in done.stderr
+
+
+def test_a_second_batch_on_the_same_out_file_is_refused_with_exit_2(tmp_path: Path) -> None:
+    """While one batch holds the results file, a second one on it is a usage error (exit 2), not a bug."""
+    from react_agent.batch import ResultsFile
+
+    tasks, script = write(tmp_path)
+    out = tmp_path / "r.jsonl"
+    with ResultsFile(out), pytest.raises(CliError, match="another batch is writing") as info:
+        run_cli(["batch", str(tasks), "--out", str(out), "--model", f"scripted:{script}"])
+    assert info.value.code == 2

@@ -181,9 +181,10 @@ def leaking_tool(shape: str) -> StructuredTool:
 
 
 @pytest.mark.parametrize("shape", ["plain", "json", "upper", "url", "base64", "html", "straddle"])
-def test_session_values_never_reach_the_model_or_the_journal(tmp_path: Path, shape: str) -> None:
+def test_session_values_never_reach_the_model_and_the_journal_replays_them(tmp_path: Path, shape: str) -> None:
     """A tool result carrying a session value (in any plausible encoding, or across the truncation
-    cut) shows the model only the reference; the journal never holds the value either."""
+    cut) shows the model only the reference; the journal (a file only its owner reads) keeps the exact
+    result, so the resume replays the same run."""
     plan = json.dumps({"plan": [{"tool": "notify", "args": {"to": "$session.email"}, "open": []}]})
     llm = ScriptedChatModel([plan, "composed answer"])
     journal = tmp_path / "j.jsonl"
@@ -195,9 +196,14 @@ def test_session_values_never_reach_the_model_or_the_journal(tmp_path: Path, sha
     shown = llm.calls[-1].text
     for variant in (value, value.upper(), value.lower(), "ceo.private%40example.com", "Y2VvLnByaXZhdGVA"):
         assert variant not in shown
-        assert variant.lower() not in journal.read_text(encoding="utf-8").lower()
     if shape != "straddle":
         assert "$session.email" in shown
+    assert journal.stat().st_mode & 0o077 == 0
+    again = PlanAndExecuteAgent(ScriptedChatModel([]), [leaking_tool(shape)], prompts="en", final_answer="always",
+                                max_observation_chars=50).resume(journal, session=SESSION)
+    assert again.output == result.output
+    assert [s.model_dump(exclude={"duration_s"}) for s in again.steps] == [
+        s.model_dump(exclude={"duration_s"}) for s in result.steps]
 
 
 # ------------------------------------------------------------------------------------ secrets

@@ -1,0 +1,82 @@
+"""Setup mistakes no retry can fix, found when the agent is built: a missing package, a settings file that
+does not exist, GigaChat without credentials or with invalid ``GIGACHAT_*`` settings. The command line uses
+the same checks."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from react_agent.errors import ConfigError, MissingPackageError
+
+__all__ = ["check_gigachat_settings", "check_model_setup", "gigachat_has_credentials"]
+
+_FILE_SETTINGS = ("ca_bundle_file", "cert_file", "key_file")
+_GIGACHAT_CREDENTIALS = ("credentials", "access_token", "user")
+
+
+def _models(llm: Any) -> list[Any]:
+    """``llm`` and the models it wraps (``bind``, ``with_retry``, ``with_config``, ``with_fallbacks``)."""
+    found: list[Any] = []
+    todo: list[Any] = [llm]
+    while todo and len(found) < 16:
+        item = todo.pop()
+        if item is None or any(item is f for f in found):
+            continue
+        found.append(item)
+        todo += [getattr(item, "bound", None), getattr(item, "runnable", None),
+                 *list(getattr(item, "fallbacks", None) or [])]
+    return found
+
+
+def _is(model: Any, module: str, name: str) -> bool:
+    return any(cls.__name__ == name and cls.__module__.startswith(module) for cls in type(model).__mro__)
+
+
+def gigachat_has_credentials(settings: Mapping[str, Any]) -> bool:
+    """Whether GigaChat can authenticate: ``credentials``, ``access_token`` or ``user`` in ``settings`` or in
+    the ``GIGACHAT_*`` environment."""
+    def given(value: Any) -> bool:
+        return bool(value.get_secret_value() if isinstance(value, SecretStr) else value)
+
+    return any(given(settings.get(k)) for k in _GIGACHAT_CREDENTIALS) or any(
+        os.environ.get(f"GIGACHAT_{k.upper()}") for k in _GIGACHAT_CREDENTIALS)
+
+
+def check_gigachat_settings() -> None:
+    """:class:`ConfigError` naming invalid ``GIGACHAT_*`` environment values (a non-numeric timeout...)."""
+    try:
+        from gigachat.settings import Settings
+        from pydantic import ValidationError
+    except ImportError:
+        return
+    try:
+        Settings()  # reads the GIGACHAT_* environment variables, as GigaChat() will
+    except ValidationError as exc:
+        names = sorted({f"GIGACHAT_{str(e['loc'][0]).upper()}" for e in exc.errors() if e["loc"]})
+        raise ConfigError(f"invalid GigaChat setting(s) in the environment: {', '.join(names)}") from None
+
+
+def check_model_setup(llm: Any) -> None:
+    """Raise :class:`ConfigError` for a setup mistake of ``llm`` (or a model it wraps) that every call
+    would meet, naming the fix."""
+    for model in _models(llm):
+        for setting in _FILE_SETTINGS:
+            value = getattr(model, setting, None)
+            if isinstance(value, (str, os.PathLike)) and str(value) and not Path(value).expanduser().is_file():
+                raise ConfigError(f"{type(model).__name__}: {setting} {os.fspath(value)!r} is not a file; fix "
+                                  f"the path or leave {setting} unset")
+        if _is(model, "langchain_gigachat", "GigaChat"):
+            check_gigachat_settings()
+            if not gigachat_has_credentials({k: getattr(model, k, None) for k in _GIGACHAT_CREDENTIALS}):
+                raise ConfigError("GigaChat needs credentials: set the environment variable GIGACHAT_CREDENTIALS "
+                                  "(your authorization key) or pass credentials=... (or access_token, or user "
+                                  "and password)")
+        if _is(model, "react_agent.models", "LocalChatModel") and importlib.util.find_spec("llama_cpp") is None:
+            raise MissingPackageError("LocalChatModel needs llama-cpp-python, which is not installed: "
+                                      "pip install 'react-agent[local]'", name="llama_cpp")
