@@ -792,12 +792,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 _MODEL_HELP = ("local (embedded llama.cpp model, default), gigachat, or provider:name: openai:gpt-4.1, "
-               "vllm:NAME, llamacpp:NAME, ollama:NAME, gigachat:NAME, local:FILE.gguf")
+               "vllm:NAME, llamacpp:NAME, ollama:NAME, gigachat:NAME, local:FILE.gguf, "
+               "local:NAME of the embedded catalogue (gemma-3-270m, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b)")
 
 
 def _model_flags(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--model", default="local", metavar="MODEL", help=_MODEL_HELP)
-    sub.add_argument("--model-path", metavar="FILE", help="GGUF file for --model local (default: Gemma 3 270M)")
+    sub.add_argument("--model-path", metavar="FILE", help="GGUF file for --model local "
+                     "(default: the embedded default model)")
     sub.add_argument("--base-url", metavar="URL", help="the server of an openai/vllm/llamacpp/ollama/gigachat model, "
                      "e.g. http://127.0.0.1:8080/v1")
     sub.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key "

