@@ -192,14 +192,16 @@ def main(argv: list[str] | None = None) -> int:
         else:
             out = child_bfcl(name, int(rest[0]))
         args.out.write_text(json.dumps(out, ensure_ascii=False), encoding="utf-8")
+        summary = {k: v for k, v in out.items() if not isinstance(v, (list, dict)) or k == "categories"}
+        print(f"{kind} {name} {' '.join(rest)}: {json.dumps(summary, ensure_ascii=False)}", file=sys.stderr)
         return 0
     earlier = _common.read_result(NAME) or {}
     rows = {r["model"]: r for r in (earlier.get("results") or {}).get("models", [])}
     for name in args.models:
         print(f"measuring {name} ...", file=sys.stderr, flush=True)
         rows[name] = measure(name, limit=args.limit, demo=not args.skip_demo, bfcl=not args.skip_bfcl)
-    results = {"models": [rows[n] for n in CATALOG if n in rows]}
-    path = _common.write_result(NAME, {"limit": args.limit, "bfcl_categories": list(BFCL_CATEGORIES)}, results)
+        results = {"models": [rows[n] for n in CATALOG if n in rows]}
+        path = _common.write_result(NAME, {"limit": args.limit, "bfcl_categories": list(BFCL_CATEGORIES)}, results)
     print(markdown(json.loads(path.read_text(encoding="utf-8"))))
     print(f"\nwrote {path}")
     return 0

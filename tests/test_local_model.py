@@ -280,6 +280,21 @@ def test_cli_demo_completes_both_seed_tasks(lang: str, tmp_path: Path, capsys: p
 
 
 @model_test
+def test_a_step_after_another_evaluates_only_the_prompt_after_their_shared_prefix(agent: ReactAgent) -> None:
+    """The KV cache of the unchanged prompt prefix (instructions, tools, worked examples) is reused: the next
+    task's decision evaluates only its own tokens, and the reply says how many it took from the cache."""
+    llm = agent.llm
+    llm.invoke("Unrelated text.", max_tokens=1)  # nothing of the agent's prompt is cached now
+    first = llm.invoke(agent.build_messages(RunState(TASK)), response_format=agent.response_format)
+    second = llm.invoke(agent.build_messages(RunState("Find user Maria")), response_format=agent.response_format)
+    one, two = first.response_metadata, second.response_metadata
+    assert one["prompt_tokens_evaluated"] > 300, one
+    assert two["prompt_tokens_reused"] > 300 and two["prompt_tokens_evaluated"] < one["prompt_tokens_evaluated"] / 4
+    assert second.usage_metadata is not None
+    assert second.usage_metadata["input_token_details"]["cache_read"] == two["prompt_tokens_reused"]
+
+
+@model_test
 def test_clear_cache_frees_and_reloads(model: LocalChatModel) -> None:
     model.invoke("a", max_tokens=1)
     assert llama_module._LLAMAS

@@ -560,7 +560,9 @@ class LocalChatModel(BaseChatModel):
                 assert schema is not None
                 calls = _Calls(llama, options, max_tokens)
                 text = _staged_answer(calls, prompt, schema, two_stage=self.two_stage,
-                                      grounding=self.grounding, abstain=self.abstain, source=grounding_text,
+                                      grounding=self.grounding, abstain=self.abstain,
+                                      source=grounding_text if grounding_text is not None or not use_chat
+                                      else task_text(render_plain(messages)),  # without the template's markup
                                       preselect=self.preselect, abstain_unrelated=self.abstain_unrelated,
                                       fill_enums=self.fill_enums, commit_named=self.commit_named,
                                       retry_cut=self.retry_cut, reconsider_finish=self.reconsider_finish,
