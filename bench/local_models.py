@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -200,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.models:
         print(f"measuring {name} ...", file=sys.stderr, flush=True)
         rows[name] = measure(name, limit=args.limit, demo=not args.skip_demo, bfcl=not args.skip_bfcl)
+        rows[name]["load_average_after"] = [round(x, 1) for x in os.getloadavg()]  # the times depend on it
         results = {"models": [rows[n] for n in CATALOG if n in rows]}
         path = _common.write_result(NAME, {"limit": args.limit, "bfcl_categories": list(BFCL_CATEGORIES)}, results)
     print(markdown(json.loads(path.read_text(encoding="utf-8"))))

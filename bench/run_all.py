@@ -20,7 +20,7 @@ from typing import Any
 
 from bench import _common
 
-BENCHMARKS = ("bfcl", "parsers", "overhead", "prompt_size", "model_calls", "concurrency", "batch")
+BENCHMARKS = ("bfcl", "parsers", "overhead", "prompt_size", "model_calls", "concurrency", "batch", "local_models")
 DOC = _common.ROOT / "docs" / "benchmarks.md"
 COMMAND = "python -m bench.run_all"
 
@@ -32,6 +32,7 @@ TITLES = {
     "model_calls": "5. Model calls per task",
     "concurrency": "6. Many concurrent runs on one agent",
     "batch": "7. Batch runs",
+    "local_models": "8. The embedded models side by side",
 }
 
 NOTES = {
@@ -97,6 +98,14 @@ Method: `python -m bench.batch` (see `bench/README.md`). `run_batch` against `Ag
 same latency model; the journaled variant writes one journal per task (fsync-ed records, written in a worker
 thread under `arun`); Ray runs with 1 and 2 worker processes on the same 2 cores, so it cannot scale here:
 it shows Ray's per-task overhead. Memory is the peak traced allocation for N and 2N tasks.""",
+    "local_models": """\
+Method: `python -m bench.local_models` (each measurement in its own process). Demo: `react-agent demo
+--model local:NAME` in English and Russian, ✓ when both seed tasks finish and both users are in the
+database, with the process's wall time. Steps: the demo's first decision with nothing cached (cold) and two
+next tasks on the same agent (warm, the static prompt prefix reused), and a warm step over the time the
+model takes to decode its own output tokens with the prompt cached. BFCL: first decisions on the development
+categories simple_python and irrelevance only (`--limit` cases each), the product's set-up for small models.
+Times depend on the machine's load: the run's load average is in the JSON.""",
 }
 
 
@@ -268,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
             "model_calls": ["--local"] if args.local else [],
             "concurrency": [],
             "batch": [],
+            "local_models": [],
         }
         if args.quick:
             extra["bfcl"] += ["--limit", "2"]

