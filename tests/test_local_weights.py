@@ -103,6 +103,16 @@ def test_a_package_without_chunks_is_refused(site: Path) -> None:
         chunk_files(entry_for("empty", ["fake-empty"], b""))
 
 
+def test_a_record_line_pointing_outside_the_package_is_not_a_chunk(site: Path, tmp_path: Path) -> None:
+    make_dist(site, "fake-out", {"part01.bin": b"a"})
+    outside = tmp_path / "data" / "part02.bin"
+    outside.parent.mkdir()
+    outside.write_bytes(b"secret")
+    record = next(site.glob("fake_out-1.0.dist-info")) / "RECORD"
+    record.write_text(record.read_text() + f"../data/part02.bin,,6\n{outside},,6\n", encoding="utf-8")
+    assert [f.name for f in chunk_files(entry_for("out", ["fake-out"], b"a"))] == ["part01.bin"]
+
+
 def test_a_wrong_hash_leaves_no_file_and_says_what_to_reinstall(site: Path, tmp_path: Path) -> None:
     make_dist(site, "fake-bad-part1", {"part01.bin": b"tampered"})
     entry = entry_for("bad", ["fake-bad-part1"], b"expected")

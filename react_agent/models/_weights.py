@@ -66,7 +66,8 @@ def chunk_files(entry: CatalogEntry) -> list[Path]:
         numbered: list[tuple[int, Path]] = []
         for file in dist.files or ():
             parts = Path(str(file)).parts
-            found = _CHUNK.search(parts[-1]) if len(parts) >= 2 and parts[-2] == "data" else None
+            inside = len(parts) >= 2 and parts[-2] == "data" and ".." not in parts and not Path(str(file)).is_absolute()
+            found = _CHUNK.search(parts[-1]) if inside else None  # a RECORD line pointing elsewhere is not a chunk
             if found:
                 numbered.append((int(found.group(1)), Path(str(dist.locate_file(file)))))
         if not numbered:
