@@ -158,7 +158,9 @@ def markdown(data: dict[str, Any]) -> str:
 
         def show(lang: str, demo: dict[str, Any] = demo) -> str:
             d = demo.get(lang)
-            return f"{'✓' if d['success'] else '✗'} {d['wall_s']:.0f} s" if d else "-"
+            if not d:
+                return "-"
+            return ("✓" if d["success"] else "✗") + (f" {d['wall_s']:.0f} s" if "wall_s" in d else "")
 
         def acc(category: str, cats: dict[str, Any] = cats) -> str:
             c = cats.get(category)
