@@ -105,7 +105,9 @@ database, with the process's wall time. Steps: the demo's first decision with no
 next tasks on the same agent (warm, the static prompt prefix reused), and a warm step over the time the
 model takes to decode its own output tokens with the prompt cached. BFCL: first decisions on the development
 categories simple_python and irrelevance only (`--limit` cases each), the product's set-up for small models.
-Times depend on the machine's load: the run's load average is in the JSON.""",
+Times depend on the machine's load (later runs record it in the JSON): the run of 2026-12-01 shared the 2 cores
+with other jobs at a load average of 4-6 for the Qwen models and 10-13 for Gemma, whose demo took 23 s on a
+quieter machine.""",
 }
 
 
