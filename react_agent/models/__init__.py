@@ -11,6 +11,8 @@ from react_agent.models._setup import check_model_setup as check_model_setup  # 
 from react_agent.models._structured import model_call_kwargs as model_call_kwargs  # for other layers
 from react_agent.models._structured import resolve_mode as resolve_mode
 from react_agent.models._structured import structured_kwargs as structured_kwargs
+from react_agent.models.local._catalog import CATALOG as CATALOG  # for other layers
+from react_agent.models.local._catalog import DEFAULT_LOCAL_MODEL as DEFAULT_LOCAL_MODEL  # for other layers
 from react_agent.models.local._model import (
     DEFAULT_MODEL_NAME,
     LocalChatModel,

