@@ -30,7 +30,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from react_agent._prompts import PromptSet
-from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep
+from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, CallContext, ToolInfo
 from react_agent.core import _execute
 from react_agent.core._config import AgentConfig, build_config
 from react_agent.core._render import check_examples, example_variables, history_entry, step_messages
@@ -105,6 +105,9 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         check_examples(self.config.examples, self.registry, self.prompts)
         self.examples = self.config.examples
         self.call_facts = _execute.CallFacts.of(self.registry)
+        self.tool_infos = tuple(ToolInfo(name=name, description=str(tool.description or ""),
+                                         parameters=self.registry.schemas[name])
+                                for name, tool in self.registry.tools.items())
         self.valid_call = partial(_execute.valid_call, self.registry)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -142,7 +145,8 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         """decide -> act -> observe -> review, bounded by ``max_iterations``; yields effects, no I/O."""
         while state.iterations < self.config.max_iterations and not self.out_of_time(state):
             state.iterations += 1
-            reply: ModelReply = yield ModelCall(self.build_messages(state), "decision", self._decision_schema)
+            reply: ModelReply = yield ModelCall(self.build_messages(state), "decision", self._decision_schema,
+                                                context=self.call_context(state))
             try:
                 action = self.parse(reply.text)
             except OutputParseError as exc:
@@ -216,7 +220,13 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         """The extra keyword arguments of one model call: the structured-output request of its schema."""
         schema = None if call is None else call.schema
         name = "agent_action" if call is None or call.purpose == "decision" else f"agent_{call.purpose}"
-        return model_call_kwargs(self.llm, schema, self.mode, name=name)
+        return model_call_kwargs(self.llm, schema, self.mode, name=name, context=None if call is None else call.context)
+
+    def call_context(self, state: RunState) -> CallContext:
+        """What a decision is about, for a model that reads it (``accepts_call_context``): the task, the
+        observations so far and the tools."""
+        observations = tuple(s.observation for s in state.steps if s.observation and s.action != FINISH)
+        return CallContext(task=state.task, observations=observations, tools=self.tool_infos)
 
     def call_model(self, messages: list[BaseMessage], config: RunnableConfig, call: ModelCall | None = None) -> Any:
         """Invoke the model (with retries for transient errors); returns its message. The model's failures

@@ -218,7 +218,7 @@ class UserDB:
 
 class _RegisterUserArgs(BaseModel):
     username: str = Field(examples=["ViacheslavVoo"])
-    email: str = Field(examples=["Viacheslav@test.com"])
+    email: str = Field(examples=["Viacheslav@test.com"], json_schema_extra={"format": "email"})
     phone: str | None = Field(default=None, examples=["+7999999999"])
 
 
