@@ -34,6 +34,7 @@ from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Call
 from react_agent.core import _execute
 from react_agent.core._config import AgentConfig, build_config
 from react_agent.core._render import check_examples, example_variables, history_entry, step_messages
+from react_agent.core._repetition import MAX_REPEATS, repeats
 from react_agent.errors import ConfigError, OutputParseError
 from react_agent.integrations import AgentRunnable, output_json_schema, structured_answer
 from react_agent.models import model_call_kwargs, resolve_mode, structured_kwargs
@@ -163,6 +164,12 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
                 if state.done:
                     return
                 continue  # the answer did not match output_schema: the model was told why
+            count, earlier = repeats(state.steps, action)
+            if earlier is not None:
+                yield from self.repeated(state, action, reply, earlier, count)
+                if state.done:
+                    return
+                continue
             started = time.monotonic()
             outcome: Outcome = yield ToolCall(action)
             yield from self.record(state, AgentStep(
@@ -314,6 +321,19 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         yield from self.record(state, AgentStep(thought=action.thought, action=FINISH, action_input=answer,
                                                 raw_output=reply.text, duration_s=reply.seconds, usage=reply.usage))
         state.end("finished", answer)
+
+    def repeated(self, state: RunState, action: AgentAction, reply: ModelReply, earlier: AgentStep,
+                 count: int) -> Loop[None]:
+        """The decided call repeats the last one (``count`` times already, :func:`_repetition.repeats`): the tool is
+        not run again; the model is told the result is already there (``repeated_call``), and at the second repeat
+        the run ends with status ``"repeated"`` and that result."""
+        observation = self.prompts.render("repeated_call", action=action.action, action_input=action.action_input,
+                                          observation=earlier.observation)
+        yield from self.record(state, AgentStep(
+            thought=action.thought, action=action.action, action_input=action.action_input, observation=observation,
+            raw_output=reply.text, duration_s=reply.seconds, usage=reply.usage), review=count < MAX_REPEATS)
+        if count >= MAX_REPEATS:
+            state.end("repeated", earlier.observation)
 
     def out_of_time(self, state: RunState) -> bool:
         """Whether the run's deadline has passed (then the run is ended with status ``"timeout"``)."""
