@@ -412,11 +412,14 @@ def build_agent(args: argparse.Namespace, llm: BaseLanguageModel[Any], tools: li
     """The agent of ``--agent`` with the options of the flags; a tool the agent refuses is a
     :class:`CliError` (:data:`EXIT_TOOLS` for the user's tools)."""
     options: dict[str, Any] = {"prompts": args.lang, "approve": _approver(args, console)}
-    if _is_local(args):  # a small model: compact prompt, worked examples
+    if _is_local(args):  # the compact prompt; the demo's examples, or examples generated from the tools' schemas
         names = {FINISH, *(getattr(t, "name", getattr(t, "__name__", "")) for t in tools)}
         examples = [e for e in DEMO_EXAMPLES[args.lang]
                     if {e.answer.action, *(s.action for s in e.steps if s.action)} <= names]
-        options.update(prompts=f"{args.lang}-compact", examples=examples)
+        shown = {a for e in examples for a in (e.answer.action, *(s.action for s in e.steps if s.action))}
+        options["prompts"] = f"{args.lang}-compact"  # what LocalChatModel's profile gives the Python API too
+        if names <= shown:  # the demo's own tools: their hand-written examples, with real observations
+            options["examples"] = examples  # other tools: the model's profile generates them (examples_for_tools)
     for flag, option in (("max_iterations", "max_iterations"), ("timeout", "max_execution_time"),
                          ("tool_timeout", "timeout")):
         if getattr(args, flag, None) is not None:

@@ -33,6 +33,7 @@ from react_agent._prompts import PromptSet
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, CallContext, ToolInfo
 from react_agent.core import _execute
 from react_agent.core._config import AgentConfig, build_config
+from react_agent.core._profile import profile_options
 from react_agent.core._render import check_examples, example_variables, history_entry, step_messages
 from react_agent.core._repetition import MAX_REPEATS, repeats
 from react_agent.errors import ConfigError, OutputParseError
@@ -89,9 +90,9 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         if not isinstance(llm, Runnable):
             raise ConfigError(f"llm must be a langchain-core chat model or LLM (or a Runnable wrapping one), "
                               f"got {type(llm).__name__}")
-        self.config = build_config(type(self).Config, options)
-        self.llm = llm
         self.registry = ToolRegistry(tools)
+        self.config = build_config(type(self).Config, profile_options(llm, list(self.registry.tools.values()), options))
+        self.llm = llm
         self.prompts = PromptSet.load(self.config.prompts, lang=self.config.lang)
         self.name = self.config.name or type(self).__name__
         self.mode = resolve_mode(llm, self.config.constrained)

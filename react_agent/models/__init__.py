@@ -7,7 +7,8 @@ model imports it on first use and raises an ImportError with the install command
 
 from react_agent._types import CallContext, ToolInfo
 from react_agent.models._providers import make_model
-from react_agent.models._structured import model_call_kwargs as model_call_kwargs  # for other layers
+from react_agent.models._structured import agent_profile as agent_profile  # for other layers
+from react_agent.models._structured import model_call_kwargs as model_call_kwargs
 from react_agent.models._structured import resolve_mode as resolve_mode
 from react_agent.models._structured import structured_kwargs as structured_kwargs
 from react_agent.models.local._model import (

@@ -517,6 +517,13 @@ def model_call_kwargs(llm: Any, schema: Mapping[str, Any] | None, mode: Constrai
     return merge_kwargs(compat, _structured(model, bound, schema, mode, name), extra)
 
 
+def agent_profile(llm: Any) -> str | None:
+    """The agent profile the model under ``llm``'s wrappers declares (``LocalChatModel.agent_profile``:
+    ``"compact"``), or ``None``: which prompt set and worked examples an agent uses when it is not told."""
+    profile = getattr(type(unwrap_model(llm)), "agent_profile", None)
+    return profile if isinstance(profile, str) else None
+
+
 def accepts_call_context(llm: Any) -> bool:
     """Whether the model under ``llm``'s wrappers declares ``accepts_call_context = True`` (``LocalChatModel``):
     it reads the task, observations and tools of a decision from the ``react_agent_call`` keyword."""

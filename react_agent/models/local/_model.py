@@ -272,6 +272,10 @@ class LocalChatModel(BaseChatModel):
     """Constrained decoding is available: the agent passes ``response_format`` with a JSON schema."""
     accepts_call_context: ClassVar[bool] = True
     """The agent passes the task, observations and tools of each decision as ``react_agent_call``."""
+    agent_profile: ClassVar[str] = "compact"
+    """An agent given no ``prompts=`` uses the language's compact prompt set, and one given no ``examples=`` the
+    worked examples ``examples_for_tools`` makes from its tools' schemas (a small model copies examples)."""
+    """The agent passes the task, observations and tools of each decision as ``react_agent_call``."""
 
     model_path: str | None = None
     """Path of a GGUF file (``~`` is expanded); ``None``: the default weights (:func:`default_model_path`)."""

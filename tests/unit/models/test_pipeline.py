@@ -202,8 +202,9 @@ def test_the_agent_hands_task_observations_and_tools_explicitly_even_with_a_cust
     folder = tmp_path / "mine"
     shutil.copytree(ROOT / "prompts" / "en", folder)
     step = folder / "step.jinja"
-    step.write_text(step.read_text(encoding="utf-8").replace("Task", "Job").replace("task", "job")
-                    .replace("{{ job }}", "{{ task }}"), encoding="utf-8")
+    step.write_text(step.read_text(encoding="utf-8").replace("**Task**:", "What you are asked:")
+                    .replace("Task: {{ e.task }}", "Asked: {{ e.task }}"), encoding="utf-8")
+    assert "Task" not in step.read_text(encoding="utf-8")
     seen: list[CallContext] = []
     real = _model.decoded_answer
 
