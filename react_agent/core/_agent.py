@@ -32,6 +32,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from react_agent._prompts import PromptSet
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, CallContext, ToolInfo
 from react_agent.core import _execute
+from react_agent.core._borrowed import borrowed, example_values
 from react_agent.core._config import AgentConfig, build_config
 from react_agent.core._profile import profile_options
 from react_agent.core._render import check_examples, example_variables, history_entry, step_messages
@@ -106,6 +107,7 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         self.tool_names = ", ".join([*self.registry.names, FINISH])
         check_examples(self.config.examples, self.registry, self.prompts)
         self.examples = self.config.examples
+        self.example_values = example_values(self.examples)
         self.call_facts = _execute.CallFacts.of(self.registry)
         self.tool_infos = tuple(ToolInfo(name=name, description=str(tool.description or ""),
                                          parameters=self.registry.schemas[name])
@@ -319,6 +321,14 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         if self.config.final_answer == "always" or (self.config.final_answer == "auto" and not answer):
             final: ModelReply = yield ModelCall(self.build_final_messages(state), "final_answer")
             answer = final.text.strip()
+        results = [s.observation for s in state.steps if s.action and s.action != FINISH]  # tools' results only
+        copied = borrowed(answer, self.example_values, "\n".join([state.task, *results]))
+        if copied:  # facts only the worked examples have: not this task's answer
+            feedback = self.prompts.render("example_facts", values=copied)
+            yield from self.record(state, AgentStep(thought=action.thought, observation=feedback, is_error=True,
+                                                    raw_output=reply.text, duration_s=reply.seconds,
+                                                    usage=reply.usage), review=True)
+            return
         yield from self.record(state, AgentStep(thought=action.thought, action=FINISH, action_input=answer,
                                                 raw_output=reply.text, duration_s=reply.seconds, usage=reply.usage))
         state.end("finished", answer)

@@ -63,3 +63,28 @@ def test_other_arguments_a_failed_call_and_a_call_in_between_are_no_repeats() ->
     assert repeats([failed], again) == (0, None)
     assert repeats([], again) == (0, None)
     assert repeats([ok], AgentAction(action="find_user", action_input={"username": "Zoe", "x": 1})) == (0, None)
+
+
+# --------------------------------------------------------------------------- answers from the worked examples
+def test_an_answer_with_the_examples_facts_only_is_not_accepted() -> None:
+    from react_agent import Example
+    from react_agent._types import AgentAction as Action
+
+    example = Example(task="Find user Xq-Quill", steps=[AgentStep(
+        action="find_user", action_input={"username": "Xq-Quill"}, observation="Xq-Quill: email xq@quill.test")],
+        answer=Action(action="FINISH", action_input="Xq-Quill: xq@quill.test"))
+    model = ScriptedChatModel([finish("Zoe: email xq@quill.test"), call(), finish("Zoe: zoe@example.org")])
+    RUNS.clear()
+    result = ReactAgent(model, [TOOL], lang="en", examples=[example]).run("Find user Zoe")
+    assert result.status == "finished" and result.output == "Zoe: zoe@example.org"
+    assert result.steps[0].is_error and "xq@quill.test" in result.steps[0].observation
+    assert "worked examples" in result.steps[0].observation
+
+
+def test_example_values_the_task_or_a_result_gives_are_fine() -> None:
+    from react_agent import Example
+    from react_agent._types import AgentAction as Action
+
+    example = Example(task="Find user Zoe", answer=Action(action="find_user", action_input={"username": "Zoe"}))
+    model = ScriptedChatModel([finish("Zoe is a user.")])
+    assert ReactAgent(model, [TOOL], lang="en", examples=[example]).run("Is Zoe a user?").status == "finished"
