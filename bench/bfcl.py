@@ -174,9 +174,13 @@ def examples_for(tools: list[Any], lang: str) -> list[Any]:
     """The worked examples of the current run's ``--examples`` mode for these tools."""
     if _EXAMPLES_MODE["value"] == "none":
         return []
-    from react_agent.tools._examples import examples_for_tools
+    from react_agent import examples_for_tools
 
     return examples_for_tools(tools, lang=lang.split("-", 1)[0])
+
+
+def accepts_call_context(llm: Any) -> bool:
+    return getattr(type(llm), "accepts_call_context", False) is True
 
 
 def decide_react_agent(llm: Any, case: BfclCase, tools: list[Any], lang: str, *,
@@ -185,8 +189,11 @@ def decide_react_agent(llm: Any, case: BfclCase, tools: list[Any], lang: str, *,
 
     agent = ReactAgent(llm, tools, prompts=prompt_set(lang), constrained=constrained,
                        examples=examples_for(tools, lang))
-    messages = agent.build_messages(RunState(case.question))
+    state = RunState(case.question)
+    messages = agent.build_messages(state)
     kwargs = {"response_format": agent.response_format} if agent.response_format is not None else {}
+    if accepts_call_context(llm):  # what the agent's loop hands the embedded model with each decision
+        kwargs["react_agent_call"] = agent.call_context(state)
     text = _text(llm.invoke(messages, **kwargs))
     try:
         action = agent.parse(text)
