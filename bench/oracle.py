@@ -75,25 +75,18 @@ def bfcl_cases(category_file: Path, answers: Path | None = None) -> list[OracleC
 
 
 def suite_cases(lang: str) -> list[OracleCase]:
-    """The project's suite of ``lang`` through ``bench.suites.oracle_cases(lang)``: each item either an
-    :class:`OracleCase` or a mapping with ``id``, ``task``, ``tools`` (langchain tools or ``ToolInfo``) and
-    ``calls`` (``[(name, args), ...]``, ``[]`` for no call)."""
-    from bench import suites  # type: ignore[attr-defined]  # written by the suites branch
+    """The project's suite of ``lang`` through ``bench.suites.oracle_cases(lang)``: ``(task_text, tool_specs,
+    expected_call)`` tuples, the specs ``{"name", "description", "parameters"}``, the expected call
+    ``{"tool", "arguments"}`` or ``None`` for no call."""
+    from bench.suites import oracle_cases
 
-    return [as_case(item) for item in suites.oracle_cases(lang)]
-
-
-def as_case(item: Any) -> OracleCase:
-    """An :class:`OracleCase` from a suite item (see :func:`suite_cases`)."""
-    if isinstance(item, OracleCase):
-        return item
-    tools = tuple(t if isinstance(t, ToolInfo) else _tool_info(t) for t in item.get("tools", ()))
-    calls = tuple((str(name), dict(args)) for name, args in item.get("calls", ()))
-    return OracleCase(id=str(item["id"]), task=str(item["task"]), tools=tools, calls=calls)
+    return [as_case(item, f"{lang}-{i}") for i, item in enumerate(oracle_cases(lang), 1)]
 
 
-def _tool_info(tool: Any) -> ToolInfo:
-    schema = tool.get_input_schema().model_json_schema() if hasattr(tool, "get_input_schema") else {}
-    if isinstance(getattr(tool, "args_schema", None), dict):
-        schema = dict(tool.args_schema)
-    return ToolInfo(name=tool.name, description=str(tool.description or ""), parameters=schema)
+def as_case(item: Any, case_id: str) -> OracleCase:
+    """An :class:`OracleCase` from one ``(task_text, tool_specs, expected_call)`` item of a suite."""
+    task, specs, expected = item
+    tools = tuple(ToolInfo(name=spec["name"], description=str(spec.get("description") or ""),
+                           parameters=dict(spec.get("parameters") or {})) for spec in specs)
+    calls = () if expected is None else ((str(expected["tool"]), dict(expected.get("arguments") or {})),)
+    return OracleCase(id=case_id, task=str(task), tools=tools, calls=calls)

@@ -12,7 +12,6 @@ import importlib.util
 import json
 import sqlite3
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +163,6 @@ def model_test(func: Any) -> Any:
 
 @model_test
 def test_model_loads_and_reports_usage(model: LocalChatModel) -> None:
-    started = time.monotonic()
     reply = model.invoke("The capital of France is", max_tokens=8)
     assert isinstance(reply, AIMessage)
     assert isinstance(reply.content, str) and reply.content
@@ -174,7 +172,6 @@ def test_model_loads_and_reports_usage(model: LocalChatModel) -> None:
     usage = reply.usage_metadata
     assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"]
     assert reply.response_metadata["finish_reason"] in ("stop", "length")
-    assert time.monotonic() - started < 30
 
 
 @model_test
@@ -199,13 +196,11 @@ def test_json_object_response_format_constrains_output(model: LocalChatModel) ->
 @model_test
 def test_chooses_register_user_with_exact_arguments(agent: ReactAgent) -> None:
     """On the product's compact prompt the model picks register_user with exactly the task's arguments."""
-    started = time.monotonic()
     answer = decide(agent, RunState(TASK))
     assert answer["action"] == "register_user", answer
     args = {k: v for k, v in answer["action_input"].items() if not (k == "phone" and v is None)}
     assert args == IVAN, answer
     assert isinstance(answer["thought"], str)
-    assert time.monotonic() - started < 30
 
 
 @model_test

@@ -77,6 +77,7 @@ from langchain_core.runnables.fallbacks import RunnableWithFallbacks
 
 from react_agent._types import CallContext
 from react_agent.errors import ConfigError
+from react_agent.models._grammar import gbnf_safe_literal, literal_safe
 
 __all__ = [
     "CONSTRAINED_MODES",
@@ -281,6 +282,8 @@ def adapt_schema(schema: Mapping[str, Any], family: str) -> dict[str, Any]:
             where = f"{path}/{key}"
             if key in _NAME_MAPS and isinstance(value, Mapping):
                 out[key] = {name: walk(sub, f"{where}/{name}") for name, sub in value.items()}
+            elif key in ("const", "enum") and not gbnf_safe_literal(value):
+                dropped.append(where)
             elif key in ("const", "enum", "required"):  # data, not schemas
                 out[key] = copy.deepcopy(value)
             elif key == "pattern":
@@ -409,7 +412,7 @@ def _gbnf(schema_json: str) -> str:
         raise ConfigError("constrained='grammar' compiles the schema with llama-cpp-python, which is not "
                           "installed: pip install 'react-agent[local]', or use constrained='json_object'") from exc
     try:
-        return str(json_schema_to_gbnf(schema_json))
+        return str(json_schema_to_gbnf(json.dumps(literal_safe(json.loads(schema_json)))))
     except Exception as exc:  # the converter asserts on what it cannot express
         raise ConfigError(f"llama.cpp cannot turn the answer schema into a grammar ({exc}); "
                           "use constrained='json_schema' or False") from exc

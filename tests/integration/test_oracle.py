@@ -8,7 +8,6 @@ import types
 from typing import Any
 
 import pytest
-from langchain_core.tools import StructuredTool
 
 from bench import oracle
 from bench.bfcl import main
@@ -42,22 +41,25 @@ def test_reserved_categories_are_refused(tmp_path: Any) -> None:
         oracle.bfcl_cases(reserved)
 
 
-def create_deal(company: str, amount: int, tags: list[str] | None = None) -> str:
-    """Create a deal in the CRM."""
-    return "ok"
-
-
 def test_a_suite_is_read_through_oracle_cases(monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    tool = StructuredTool.from_function(create_deal)
-    cases = {"ru": [{"id": "ru-1", "task": "Создай сделку с «Ромашкой» на пятнадцать тысяч", "tools": [tool],
-                     "calls": [("create_deal", {"company": "Ромашка", "amount": 15000})]},
-                    {"id": "ru-2", "task": "Привет!", "tools": [tool], "calls": []}],
-             "en": [{"id": "en-1", "task": "Deal with Acme for 12% of 5000, tag it hot", "tools": [tool],
-                     "calls": [("create_deal", {"company": "Acme", "amount": 600, "tags": ["hot"]})]}]}
+    spec = {"name": "create_deal", "description": "Create a deal in the CRM.", "parameters": {
+        "type": "object", "properties": {"company": {"type": "string"}, "amount": {"type": "integer"},
+                                         "tags": {"type": "array", "items": {"type": "string"}}}}}
+    cases = {"ru": [("Создай сделку с «Ромашкой» на пятнадцать тысяч", [spec],
+                     {"tool": "create_deal", "arguments": {"company": "Ромашка", "amount": 15000}}),
+                    ("Привет!", [spec], None)],
+             "en": [("Deal with Acme for 12% of 5000, tag it hot and hot", [spec],
+                     {"tool": "create_deal", "arguments": {"company": "Acme", "amount": 600, "tags": ["hot", "hot"]}})]}
     suites = types.ModuleType("bench.suites")
-    suites.oracle_cases = lambda lang: cases[lang]  # type: ignore[attr-defined]
+    suites.oracle_cases = lambda lang: iter(cases[lang])  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "bench.suites", suites)
     assert main(["--oracle", "--suite", "ru", "--suite", "en"]) == 0
     assert capsys.readouterr().out.splitlines() == ["suite_ru | oracle | preserved 2/2",
                                                      "suite_en | oracle | preserved 1/1"]
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_the_projects_suites_are_preserved(lang: str) -> None:
+    cases = oracle.suite_cases(lang)
+    assert len(cases) >= 40 and oracle.changed(cases) == []

@@ -59,6 +59,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from react_agent._types import CallContext
 from react_agent.errors import ConfigError
+from react_agent.models._grammar import literal_safe
 from react_agent.models.local._pipeline import (
     DEFAULT_TECHNIQUES,
     REMOVED_TECHNIQUES,
@@ -213,7 +214,10 @@ def _grammar_for(schema_json: str, suffix: str = "") -> Any:
     from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar, json_schema_to_gbnf
 
     try:
-        text = JSON_GBNF if schema_json == "{}" else json_schema_to_gbnf(schema_json)
+        if schema_json == "{}":
+            text = JSON_GBNF
+        else:
+            text = json_schema_to_gbnf(json.dumps(literal_safe(json.loads(schema_json))))
         if suffix:  # a continued value: an optional leading space (the prompt ends at the colon), then the suffix
             root = f'\nroot ::= " "? stage-root {json.dumps(suffix)}\n'
             text = re.sub(r"(?m)^root ::=", "stage-root ::=", text) + root
