@@ -295,7 +295,7 @@ def test_two_stages_and_the_email_format_keep_the_seed_tasks_values_apart(tmp_pa
 
 @model_test
 def test_generated_examples_let_the_model_call_an_unseen_tool_set() -> None:
-    """With examples generated from the tools' schemas (no hand-written example), a BFCL-style task gets
+    """With examples generated from the tools' schemas (no hand-written example), a one-tool task gets
     the right tool and the task's numbers."""
     from langchain_core.tools import StructuredTool
 
@@ -312,6 +312,6 @@ def test_generated_examples_let_the_model_call_an_unseen_tool_set() -> None:
     ]
     agent = ReactAgent(LocalChatModel(max_tokens=96), tools, prompts="en-compact",
                        examples=examples_for_tools(tools))
-    answer = decide(agent, RunState("Find the area of a triangle with a base of 10 units and height of 5 units."))
+    answer = decide(agent, RunState("Calculate the area of a triangle with base 12 and height 7."))
     assert answer["action"] == "calculate_triangle_area", answer
-    assert answer["action_input"] == {"base": 10, "height": 5}, answer
+    assert answer["action_input"] == {"base": 12, "height": 7}, answer
