@@ -34,10 +34,37 @@ class OracleCase:
     calls: tuple[tuple[str, Mapping[str, Any]], ...]
 
 
+def admitted(name: str, args: Mapping[str, Any], case: OracleCase, model: LocalChatModel,
+             context: CallContext) -> bool:
+    """Whether the grammar the model builds for ``case`` (its grammar stage applied) admits the call when the tool's
+    own schema does: its arguments validate against that tool's decoding schema (patterns and enums included)."""
+    import jsonschema
+
+    params = next((t.parameters for t in case.tools if t.name == name), None)
+    if params is None:
+        return True  # a call of a tool the case does not list: nothing to check
+    branch = {"type": "object", "properties": {"action": {"const": name}, "action_input": params}}
+    decoded = model.decoding_schema({"anyOf": [branch]}, context)
+    try:
+        jsonschema.validate(dict(args), params)
+    except (jsonschema.ValidationError, jsonschema.SchemaError):
+        return True  # the tool's own schema rejects the recorded answer: no grammar would admit it
+    try:
+        jsonschema.validate(dict(args), decoded["anyOf"][0]["properties"]["action_input"])
+    except jsonschema.ValidationError:
+        return False
+    except jsonschema.SchemaError:
+        return True  # a schema jsonschema cannot read (BFCL's own types): the grammar stage did not touch it
+    return True
+
+
 def preserved(case: OracleCase, model: LocalChatModel | None = None) -> bool:
-    """Whether every correct call of ``case`` leaves the model's after-decoding steps unchanged."""
+    """Whether every correct call of ``case`` is admitted by the grammar and leaves the model's after-decoding
+    steps unchanged."""
     model = model or LocalChatModel()
     context = CallContext(task=case.task, tools=case.tools)
+    if not all(admitted(name, args, case, model, context) for name, args in case.calls):
+        return False
     answers = [{"thought": "", "action": name, "action_input": dict(args)} for name, args in case.calls] \
         or [{"thought": "", "action": FINISH, "action_input": "No tool does this."}]
     return all(model.after_decoding(answer, context) == answer for answer in answers)

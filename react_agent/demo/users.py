@@ -217,7 +217,7 @@ class UserDB:
 
 
 class _RegisterUserArgs(BaseModel):
-    username: str = Field(examples=["ViacheslavVoo"])
+    username: str = Field(examples=["ViacheslavVoo"], json_schema_extra={"pattern": "^[^@]+$"})  # a login, no address
     email: str = Field(examples=["Viacheslav@test.com"], json_schema_extra={"format": "email"})
     phone: str | None = Field(default=None, examples=["+7999999999"])
 

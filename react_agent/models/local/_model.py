@@ -316,6 +316,11 @@ class LocalChatModel(BaseChatModel):
     def _pipeline(self) -> tuple[Technique, ...]:
         return select(self.techniques)
 
+    def decoding_schema(self, schema: Mapping[str, Any], context: CallContext) -> dict[str, Any]:
+        """The answer ``schema`` as this model's grammar stage leaves it for ``context`` (what the grammar is built
+        from; ``bench.bfcl --oracle`` checks that it admits correct calls)."""
+        return dict(prepared(self._pipeline, schema, context).schema or {})
+
     def after_decoding(self, answer: Mapping[str, Any], context: CallContext) -> Mapping[str, Any]:
         """``answer`` (a decoded ``{"thought", "action", "action_input"}``) after this model's after-decoding
         techniques: what a decision goes through once decoded (``bench.bfcl --oracle`` feeds it correct calls)."""

@@ -167,6 +167,28 @@ def _bound(schema: Mapping[str, Any], inclusive: str, exclusive: str, step: int)
     return max(candidates) if step > 0 else min(candidates)
 
 
+_ADDRESS = {"email": re.compile(r'[^@\s"\\<>(),;:]+@[^@\s"\\<>(),;:]+\.[^@\s"\\<>(),;:.]+'),
+            "uri": re.compile(r'[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"\\<>]+[^\s"\\<>.,;:!?)]')}
+
+
+def context_addresses(schema: Any, text: str) -> Any:
+    """A copy of ``schema`` in which every plain string node with ``format`` ``email`` (or ``uri``) may only take
+    the e-mail addresses (URIs) ``text`` writes, spelled as written, when it writes any: an address is copied from
+    the task or a result, never made up or re-cased. Nodes with ``enum``/``const`` are left as they are."""
+    if isinstance(schema, list):
+        return [context_addresses(item, text) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {key: context_addresses(value, text) for key, value in schema.items()}
+    fmt = {"idn-email": "email", "url": "uri"}.get(str(out.get("format")), str(out.get("format")))
+    if out.get("type") == "string" and fmt in _ADDRESS and "enum" not in out and "const" not in out:
+        found = list(dict.fromkeys(_ADDRESS[fmt].findall(text)))
+        if found:
+            out["enum"] = found
+            out.pop("pattern", None)
+    return out
+
+
 def _schema(step: Step, change: Callable[[Any], Any]) -> Step:
     return step if step.schema is None else replace(step, schema=change(step.schema))
 
@@ -215,6 +237,8 @@ PIPELINE: tuple[Technique, ...] = (
     Technique("retry_cut", "before_decoding", lambda step, _: replace(step, retry_cut=True)),
     Technique("format_patterns", "grammar", lambda step, _: _schema(step, with_format_patterns)),
     Technique("bounded_integers", "grammar", lambda step, _: _schema(step, bounded_integers)),
+    Technique("context_addresses", "grammar",
+              lambda step, context: _schema(step, lambda s: context_addresses(s, context.text))),
     Technique("unique_items", "after_decoding", _unique_items),
 )
 """Every technique, in the order they run (stage by stage)."""

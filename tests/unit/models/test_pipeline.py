@@ -22,6 +22,7 @@ from react_agent.models.local._pipeline import (
     PIPELINE,
     REMOVED_TECHNIQUES,
     bounded_integers,
+    context_addresses,
     select,
     unique_items,
     with_format_patterns,
@@ -118,6 +119,18 @@ def test_format_patterns_come_only_from_a_format_the_schema_declares() -> None:
     assert props["day"]["pattern"] == r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
     assert "pattern" in props["when"]["anyOf"][0]
     _model._grammar_for(json.dumps(with_format_patterns(schema)))  # llama.cpp compiles every pattern
+
+
+def test_declared_addresses_are_the_ones_the_context_writes_spelled_as_written() -> None:
+    schema = {"type": "object", "properties": {"to": {"type": "string", "format": "email"},
+                                               "site": {"type": "string", "format": "uri"},
+                                               "who": {"type": "string"}}}
+    text = "Напиши Ольге на Olga.K@Mail.ru (копия: boss@firm.io.) про https://firm.io/q3."
+    props = context_addresses(schema, text)["properties"]
+    assert props["to"]["enum"] == ["Olga.K@Mail.ru", "boss@firm.io"] and props["site"]["enum"] == ["https://firm.io/q3"]
+    assert "enum" not in props["who"]
+    assert context_addresses(schema, "no address here") == schema
+    _model._grammar_for(json.dumps(context_addresses(schema, text)))
 
 
 def test_bounded_integers_enumerate_small_ranges_only() -> None:
