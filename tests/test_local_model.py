@@ -281,11 +281,14 @@ SEED_TASK_2 = "Register user Viacheslav with email Viacheslav@test.com and find 
 @model_test
 def test_two_stages_and_the_email_format_keep_the_seed_tasks_values_apart(tmp_path: Path) -> None:
     """Seed task 2's first decision: the e-mail field holds the task's address and the user name is no
-    address (the default techniques: two-stage decoding and the demo schema's declared e-mail format)."""
+    address (the default techniques: two-stage decoding, the demo schema's declared e-mail format and login
+    pattern, the addresses the task writes)."""
     llm = LocalChatModel(max_tokens=96)
     tools = make_demo_tools(db_path=tmp_path / "users.db", lang="en")
     agent = ReactAgent(llm, tools, prompts="en-compact", examples=DEMO_EXAMPLES["en"])
-    reply = llm.invoke(agent.build_messages(RunState(SEED_TASK_2)), response_format=agent.response_format)
+    state = RunState(SEED_TASK_2)
+    reply = llm.invoke(agent.build_messages(state), response_format=agent.response_format,
+                       react_agent_call=agent.call_context(state))  # what the agent's loop passes
     answer = json.loads(str(reply.content))
     assert answer["action"] == "register_user", answer
     assert answer["action_input"]["email"] == "Viacheslav@test.com", answer

@@ -418,7 +418,7 @@ def build_agent(args: argparse.Namespace, llm: BaseLanguageModel[Any], tools: li
                     if {e.answer.action, *(s.action for s in e.steps if s.action)} <= names]
         shown = {a for e in examples for a in (e.answer.action, *(s.action for s in e.steps if s.action))}
         options["prompts"] = f"{args.lang}-compact"  # what LocalChatModel's profile gives the Python API too
-        if names <= shown:  # the demo's own tools: their hand-written examples, with real observations
+        if shown - {FINISH}:  # the demo's own tools: their hand-written examples, with real observations
             options["examples"] = examples  # other tools: the model's profile generates them (examples_for_tools)
     for flag, option in (("max_iterations", "max_iterations"), ("timeout", "max_execution_time"),
                          ("tool_timeout", "timeout")):
