@@ -221,7 +221,8 @@ _Email = Annotated[str, WithJsonSchema({"type": "string", "format": "email"})]
 
 
 class _RegisterUserArgs(BaseModel):
-    username: str = Field(examples=["ViacheslavVoo"], pattern="^[^@]*$")  # a login, not an address
+    # a login, not an address; no '"' or '\\' either: a grammar's character class runs past a JSON string's end
+    username: str = Field(examples=["ViacheslavVoo"], pattern=r'^[^@"\\]*$')
     email: _Email = Field(examples=["Viacheslav@test.com"])
     phone: str | None = Field(default=None, examples=["+7999999999"])
 
