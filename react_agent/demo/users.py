@@ -216,13 +216,15 @@ class UserDB:
 # The argument models: types, defaults, examples and limits; the descriptions come from strings/<lang>.json.
 
 
+_Login = Annotated[str, WithJsonSchema({"type": "string", "pattern": r'^[^@"\\]*$'})]
+"""A login as the schema tells the model: not an address (and, for the grammar, no ``"`` or ``\\``: a character
+class that admits them runs past the end of a JSON string); the tool checks the name (:func:`_clean_username`)."""
 _Email = Annotated[str, WithJsonSchema({"type": "string", "format": "email"})]
 """An e-mail address: the schema says so (``format``), the tool checks it (:func:`_clean_email`)."""
 
 
 class _RegisterUserArgs(BaseModel):
-    # a login, not an address; no '"' or '\\' either: a grammar's character class runs past a JSON string's end
-    username: str = Field(examples=["ViacheslavVoo"], pattern=r'^[^@"\\]*$')
+    username: _Login = Field(examples=["ViacheslavVoo"])
     email: _Email = Field(examples=["Viacheslav@test.com"])
     phone: str | None = Field(default=None, examples=["+7999999999"])
 
