@@ -54,8 +54,8 @@ def test_one_example_per_tool_after_an_irrelevant_one(demo_tools: list[Any]) -> 
     assert [e.answer.action for e in examples] == [FINISH, *(t.name for t in demo_tools)]
     assert examples[0].task == "Tell me a joke about cats." and isinstance(examples[0].answer.action_input, str)
     register = examples[1]
-    assert register.task == "Register user with username Anna and email leo@post.net."
-    assert register.answer.action_input == {"username": "Anna", "email": "leo@post.net"}
+    assert register.task == "Register user with username Anna and email anna@mail.org."
+    assert register.answer.action_input == {"username": "Anna", "email": "anna@mail.org"}
     assert all(not e.steps for e in examples)
     assert [e.answer.action for e in examples_for_tools(demo_tools, irrelevant=False)] == [t.name for t in demo_tools]
 
@@ -113,7 +113,7 @@ def test_the_agent_renders_the_generated_examples(demo_tools: list[Any]) -> None
     examples = examples_for_tools(demo_tools)
     agent = ReactAgent(ScriptedChatModel([]), demo_tools, prompts="en-compact", examples=examples)
     prompt = str(agent.build_messages(RunState(SEED_TASK))[0].content)
-    assert "Example 2\nTask: Register user with username Anna and email leo@post.net." in prompt
+    assert "Example 2\nTask: Register user with username Anna and email anna@mail.org." in prompt
     assert prompt.index("Example 4") < prompt.index("Now your turn") < prompt.index(SEED_TASK)
 
 
