@@ -25,26 +25,21 @@ counts an undecodable reply as "no call"; that lenient number is reported too).
     python -m bench.bfcl [--limit 8] [--categories simple_python multiple irrelevance]
     python -m bench.bfcl --category-file PATH [--answers PATH]   # any BFCL category file
 
-The small-model techniques (docs/local-models.md, "Techniques for small models") are measured as an
-ablation of the react_agent protocol: each ``--variant NAME=PROMPTS:EXAMPLES:FLAGS`` is a prompt set, the
-worked examples (``none`` or ``generated`` by ``examples_for_tools``) and the ``LocalChatModel`` options
-switched on (``format_patterns``, ``two_stage``, ``grounding``, ``abstain``, ``preselect``,
-``abstain_unrelated``, ``fill_enums`` and the argument-value techniques ``ground_numbers``, ``anchor_numbers``,
-``percent_rates``, ``distinct_values``, ``named_enums``, ``bounded_lists``, ``omit_unmentioned``); every
-variant runs on every case, the categories interleaved, and
-each decision is appended to ``--records`` at once (a stopped run is resumed, and summarised on the cases
-all variants have).
-``--simulate-abstain VARIANT`` adds VARIANT with ``abstain`` on, computed from its recorded decisions
-(abstaining is a pure function of the call and the task); ``--simulate-unrelated VARIANT`` likewise adds
-VARIANT with ``abstain_unrelated`` on (FINISH when no tool shares a content word with the question), and
-``--simulate-fill VARIANT`` with ``fill_enums`` on (a pure function of the call and the question), and
-``--simulate-values VARIANT=FLAG,FLAG`` with those value techniques on (``_values.corrected`` on
-each recorded call; what needs a second decoding is not simulated). ``--offset K`` shifts every picked case
-K rows on: with ``--limit 40`` and K from 1 to 4, a held-out slice that shares no case with the default one.
+The embedded model's decoding techniques (docs/local-models.md, "How the embedded model decodes") are
+measured as an ablation of the react_agent protocol: each ``--variant NAME=PROMPTS:EXAMPLES:TECHNIQUES`` is a
+prompt set, the worked examples (``none`` or ``generated`` by ``examples_for_tools``) and the
+``LocalChatModel(techniques=...)`` switched on; every variant runs on every case, the categories interleaved,
+and each decision is appended to ``--records`` at once (a stopped run is resumed, and summarised on the cases
+all variants have). ``--offset K`` shifts every picked case K rows on: with ``--limit 40`` and K from 1 to 4, a
+held-out slice that shares no case with the default one.
+``--oracle`` needs no model: each case's correct call goes through the model's post-decoding steps
+(``bench/oracle.py``), one line per category: ``<category> | oracle | preserved N/M``; ``--suite ru|en`` does
+the same for the project's suites.
 The summaries go to the ``ablation`` list of bench/results/bfcl.json, next to the main results::
 
     python -m bench.bfcl --limit 40 --records runs.jsonl --variant base=en:none:- \
-        --variant full=en-compact:generated:format_patterns,two_stage,grounding --simulate-abstain full
+        --variant full=en-compact:generated:two_stage,retry_cut,format_patterns,bounded_integers,unique_items
+    python -m bench.bfcl --oracle --category-file .../BFCL_v4_simple_python.json
 """
 
 from __future__ import annotations
@@ -57,9 +52,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from bench import _common
-from bench._bfcl_data import BfclCase, data_dir, ideal_args, load_category, score, to_tool
+from bench import _common, oracle
+from bench._bfcl_data import BfclCase, category_of, data_dir, ideal_args, load_category, score, to_tool
 from bench._peers import langchain_json_chat_prompt
+from react_agent.models import LocalChatModel
 
 NAME = "bfcl"
 DEFAULT_CATEGORIES = ("simple_python", "multiple", "irrelevance")
@@ -178,9 +174,13 @@ def examples_for(tools: list[Any], lang: str) -> list[Any]:
     """The worked examples of the current run's ``--examples`` mode for these tools."""
     if _EXAMPLES_MODE["value"] == "none":
         return []
-    from react_agent.tools._examples import examples_for_tools
+    from react_agent import examples_for_tools
 
     return examples_for_tools(tools, lang=lang.split("-", 1)[0])
+
+
+def accepts_call_context(llm: Any) -> bool:
+    return getattr(type(llm), "accepts_call_context", False) is True
 
 
 def decide_react_agent(llm: Any, case: BfclCase, tools: list[Any], lang: str, *,
@@ -189,8 +189,11 @@ def decide_react_agent(llm: Any, case: BfclCase, tools: list[Any], lang: str, *,
 
     agent = ReactAgent(llm, tools, prompts=prompt_set(lang), constrained=constrained,
                        examples=examples_for(tools, lang))
-    messages = agent.build_messages(RunState(case.question))
+    state = RunState(case.question)
+    messages = agent.build_messages(state)
     kwargs = {"response_format": agent.response_format} if agent.response_format is not None else {}
+    if accepts_call_context(llm):  # what the agent's loop hands the embedded model with each decision
+        kwargs["react_agent_call"] = agent.call_context(state)
     text = _text(llm.invoke(messages, **kwargs))
     try:
         action = agent.parse(text)
@@ -278,21 +281,17 @@ def ideal_model() -> Any:
     return IdealChatModel()
 
 
-TECHNIQUE_FLAGS = ("two_stage", "grounding", "format_patterns", "abstain", "preselect", "abstain_unrelated",
-                   "fill_enums", "ground_numbers", "anchor_numbers", "percent_rates", "distinct_values", "named_enums",
-                   "bounded_lists", "omit_unmentioned", "commit_named", "implied_options",
-                   "sibling_order", "whole_names", "whole_spans", "listed_values", "unit_numbers", "date_formats",
-                   "clean_spans", "nested_spans", "retry_cut", "reconsider_finish",
-                   "ask_optionals")
-"""LocalChatModel options measured by the ablation (``--two-stage``, ``--grounding``, ``--patterns``,
-``--abstain``, ``--preselect``, ``--abstain-unrelated``, ``--fill-enums``)."""
+TECHNIQUE_FLAGS: tuple[str, ...] = tuple(LocalChatModel.model_fields["techniques"].default)
+"""The LocalChatModel techniques the ablation switches (``--two-stage/--no-two-stage``, ...)."""
 
 
 def local_model(model_path: str | None, max_tokens: int | None, n_threads: int | None,
                 techniques: dict[str, bool] | None = None) -> Any:
     from react_agent.models import LocalChatModel
 
-    options: dict[str, Any] = dict(techniques or {})
+    options: dict[str, Any] = {}
+    if techniques:
+        options["techniques"] = [name for name in TECHNIQUE_FLAGS if techniques.get(name, True)]
     if model_path:
         options["model_path"] = model_path
     if max_tokens:
@@ -349,8 +348,8 @@ def run(*, files: list[tuple[Path, Path | None]], limit: int | None, protocols: 
             print(f"[{i}/{len(cases)} {time.monotonic() - started:.0f}s] {case.id}: {marks}", file=sys.stderr,
                   flush=True)
     return {"model": getattr(llm, "model_name", model) if model != "scripted" else "scripted ideal stand-in",
-            "model_settings": {k: getattr(llm, k, None) for k in ("temperature", "max_tokens", "n_ctx",
-                                                                  *TECHNIQUE_FLAGS)},
+            "model_settings": {**{k: getattr(llm, k, None) for k in ("temperature", "max_tokens", "n_ctx")},
+                               **{k: k in (getattr(llm, "techniques", None) or ()) for k in TECHNIQUE_FLAGS}},
             "categories": summarise(records, protocols), "records": records,
             "seconds": round(time.monotonic() - started, 1)}
 
@@ -363,7 +362,7 @@ def parse_variant(text: str) -> tuple[str, str, str, dict[str, bool]]:
     parts = spec.split(":")
     if not name or len(parts) != 3 or parts[1] not in EXAMPLES:
         raise SystemExit(f"--variant {text!r}: expected NAME=PROMPTS:EXAMPLES:FLAGS, e.g. "
-                         "full=en-compact:generated:two_stage,grounding,format_patterns")
+                         "full=en-compact:generated:two_stage,format_patterns")
     flags = {f for f in parts[2].split(",") if f and f != "-"}
     unknown = flags - set(TECHNIQUE_FLAGS)
     if unknown:
@@ -393,39 +392,12 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def can_act(technique: str, case: BfclCase) -> bool:
-    """Whether ``technique`` can change the decision on ``case`` at all (a pure test on the question and the
-    functions); ``True`` when there is no such test. ``commit_named`` acts only when the question names a
-    function (``react_agent.models.local._decoding.named_tools``): elsewhere the model is offered the same actions."""
-    if technique == "commit_named":
-        from react_agent.models.local._decoding import named_tools
-
-        return bool(named_tools([f["name"] for f in case.functions], case.question))
-    return True
-
-
-def parse_drop(text: str, variants: list[tuple[str, str, str, dict[str, bool]]]) -> tuple[
-        tuple[str, str, str, dict[str, bool]], str, str]:
-    """``VARIANT=TECHNIQUE`` -> (the variant without TECHNIQUE, named ``VARIANT-TECHNIQUE``; TECHNIQUE; VARIANT)."""
-    base, _, technique = text.partition("=")
-    found = [v for v in variants if v[0] == base]
-    if not found or technique not in TECHNIQUE_FLAGS or not found[0][3].get(technique):
-        raise SystemExit(f"--drop {text!r}: expected VARIANT=TECHNIQUE with a --variant VARIANT that has TECHNIQUE "
-                         f"on; variants: {[v[0] for v in variants]}")
-    name, prompts, examples, techniques = found[0]
-    return (f"{name}-{technique}", prompts, examples, {**techniques, technique: False}), technique, name
-
-
 def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
                  variants: list[tuple[str, str, str, dict[str, bool]]], records_path: Path, offset: int = 0,
                  model_path: str | None = None, max_tokens: int | None = None, n_threads: int | None = None,
-                 progress: bool = True, copied: dict[str, tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+                 progress: bool = True) -> list[dict[str, Any]]:
     """Every variant on every case, the categories interleaved, each record appended to ``records_path``
-    (JSON lines) as soon as it is made; records already in the file are kept and not run again.
-
-    ``copied``: ``{variant: (base variant, technique)}``: where the technique cannot act on a case
-    (:func:`can_act`), the variant's record is the base variant's record (marked ``"copied": true``) instead
-    of a model run; the base variant must come first in ``variants``."""
+    (JSON lines) as soon as it is made; records already in the file are kept and not run again."""
     done = read_records(records_path) if records_path.is_file() else []
     seen = {(r["id"], r["variant"]) for r in done}
     if records_path.is_file() and not records_path.read_bytes().endswith(b"\n") and records_path.stat().st_size:
@@ -439,14 +411,6 @@ def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
             tools = [to_tool(doc) for doc in case.functions]
             for name, prompts, examples, techniques in variants:
                 if (case.id, name) in seen:
-                    continue
-                base, technique = (copied or {}).get(name, ("", ""))
-                if technique and not can_act(technique, case) and (case.id, base) in by_key:
-                    record = {**by_key[(case.id, base)], "variant": name, "techniques": techniques, "copied": True}
-                    done.append(record)
-                    by_key[(case.id, name)] = record
-                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
-                    out.flush()
                     continue
                 _EXAMPLES_MODE["value"] = examples
                 llm = local_model(model_path, max_tokens, n_threads, techniques)
@@ -469,99 +433,6 @@ def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
                     print(f"[{i}/{len(cases)} {time.monotonic() - started:.0f}s] {case.id} {name}: "
                           f"{'ok' if correct else why}", file=sys.stderr, flush=True)
     return done
-
-
-def _simulated(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str, suffix: str,
-               techniques: dict[str, bool],
-               decide: Callable[[dict[str, Any], BfclCase], dict[str, Any] | None]) -> list[dict[str, Any]]:
-    """The records of ``variant`` with one more technique, computed without the model: ``decide(record, case)``
-    gives the decision the technique turns the recorded one into (``None``: unchanged), which is scored."""
-    out = []
-    for record in records:
-        if record["variant"] != variant:
-            continue
-        new = {**record, "variant": f"{variant}+{suffix}", "simulated": True,
-               "techniques": {**record["techniques"], **techniques}}
-        case = cases.get(record["id"])
-        decision = None if case is None else decide(record, case)
-        if case is not None and decision is not None:
-            new.update(kind=decision["kind"], name=decision.get("name"), args=decision.get("args"))
-            new["correct"], new["why"] = score(case, decision)
-        out.append(new)
-    return out
-
-
-def _call_schema(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
-    """The JSON schema of the recorded call's function (``None`` for a FINISH or unknown function)."""
-    from bench._bfcl_data import json_schema
-
-    doc = next((f for f in case.functions if f["name"] == record["name"]), None)
-    if record["kind"] != "call" or doc is None:
-        return None
-    return json_schema({**(doc.get("parameters") or {}), "type": "dict"})
-
-
-def simulate_abstain(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str) -> list[dict[str, Any]]:
-    """The records ``variant`` would have had with ``LocalChatModel(abstain=True)`` on top, computed without the
-    model: abstaining is a pure function of the decided call and the task (``should_abstain``), and a FINISH
-    decision is scored by its kind alone. The FINISH text the model would write is not produced."""
-    from react_agent.models.local._decoding import should_abstain
-
-    def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
-        schema = _call_schema(record, case)
-        abstains = schema is not None and should_abstain(record["args"], schema, case.question)
-        return {"kind": "finish"} if abstains else None
-
-    return _simulated(records, cases, variant, "abstain", {"abstain": True}, decide)
-
-
-def simulate_values(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str,
-                    flags: list[str]) -> list[dict[str, Any]]:
-    """The records ``variant`` would have had with the argument-value techniques ``flags`` on top
-    (``_values.corrected`` on each recorded call, the question as the task), computed without the
-    model (the forms of ``_values.in_forms`` after them, where abstaining runs in between in a real
-    run). Exact for the pure corrections; ``distinct_values`` drops an optional copy but cannot decode a
-    required one again, ``bounded_lists`` only removes repeats (its grammar bound needs the model), and
-    ``ground_numbers`` (a second decoding) is not simulated."""
-    from react_agent.models.local._values import corrected, in_forms
-
-    def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
-        schema = _call_schema(record, case)
-        if schema is None or not isinstance(record["args"], dict):
-            return None
-        args = in_forms(corrected(record["args"], schema, case.question, flags), schema, case.question, flags)
-        return None if args == record["args"] else {"kind": "call", "name": record["name"], "args": args}
-
-    return _simulated(records, cases, variant, "+".join(flags), dict.fromkeys(flags, True), decide)
-
-
-def simulate_unrelated(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str) -> list[dict[str, Any]]:
-    """The records ``variant`` would have had with ``LocalChatModel(abstain_unrelated=True)`` on top (and
-    ``preselect`` off), computed without the model: when no tool's name and description shares a content word
-    with the question (``relevant_tools``), the answer is FINISH whatever the model would write; otherwise
-    every tool stays offered and the decision is the recorded one. The FINISH text is not produced."""
-    from react_agent.models.local._decoding import relevant_tools
-
-    def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
-        texts = {f["name"]: f"{f['name']} {str(f.get('description') or f['name']).splitlines()[0]}"
-                 for f in case.functions}
-        return {"kind": "finish"} if relevant_tools(texts, case.question) == [] else None
-
-    return _simulated(records, cases, variant, "unrelated", {"abstain_unrelated": True, "preselect": False}, decide)
-
-
-def simulate_fill(records: list[dict[str, Any]], cases: dict[str, BfclCase], variant: str) -> list[dict[str, Any]]:
-    """The records ``variant`` would have had with ``LocalChatModel(fill_enums=True)`` on top, computed without
-    the model: the optional enum arguments the question names are added to each recorded call
-    (``filled_enums`` runs after every other technique, on the decided call)."""
-    from react_agent.models.local._decoding import filled_enums
-
-    def decide(record: dict[str, Any], case: BfclCase) -> dict[str, Any] | None:
-        schema = _call_schema(record, case)
-        filled = None if schema is None else filled_enums(record["args"], schema, case.question)
-        return None if filled is None else {"kind": "call", "name": record["name"], "args": filled}
-
-    return _simulated(records, cases, variant, "fill", {"fill_enums": True}, decide)
 
 
 def record_ablation_records(records: list[dict[str, Any]], *, limit: int | None, model: str,
@@ -694,29 +565,23 @@ def main(argv: list[str] | None = None) -> int:
                         help="ablation mode: run every variant on every case (categories interleaved), e.g. "
                              "base=en:none:- full=en-compact:generated:two_stage,grounding,format_patterns; "
                              "records go to --records as they are made; then recorded as with --record-ablation")
-    parser.add_argument("--drop", action="append", default=None, metavar="VARIANT=TECHNIQUE",
-                        help="also run VARIANT-TECHNIQUE: VARIANT with TECHNIQUE off, with the model only on the cases "
-                             "where TECHNIQUE can act (commit_named: the question names a function); the other "
-                             "cases copy VARIANT's records")
     parser.add_argument("--records", type=Path, default=None, help="JSON-lines file of the ablation records "
                         "(resumed: cases already in it are not run again)")
     parser.add_argument("--no-run", action="store_true", help="with --variant: only summarise the --records file")
-    parser.add_argument("--simulate-abstain", action="append", default=None, metavar="VARIANT",
-                        help="also record VARIANT+abstain, computed from VARIANT's records without the model")
-    parser.add_argument("--simulate-unrelated", action="append", default=None, metavar="VARIANT",
-                        help="also record VARIANT+unrelated (abstain_unrelated on, preselect off), computed from "
-                             "VARIANT's records without the model")
-    parser.add_argument("--simulate-fill", action="append", default=None, metavar="VARIANT",
-                        help="also record VARIANT+fill (fill_enums on), computed from VARIANT's records")
-    parser.add_argument("--simulate-values", action="append", default=None, metavar="VARIANT=FLAG,FLAG",
-                        help="also record VARIANT+FLAGS: VARIANT's records with the argument-value techniques FLAGS "
-                             "(anchor_numbers, percent_rates, named_enums, omit_unmentioned, ...) applied to each "
-                             "recorded call without the model")
+    parser.add_argument("--oracle", action="store_true",
+                        help="no model: put each case's correct call in place of the model's output, run the "
+                             "post-decoding steps of LocalChatModel()'s default and print '<category> | oracle | "
+                             "preserved N/M' (development categories only)")
+    parser.add_argument("--suite", action="append", choices=("ru", "en"), default=None,
+                        help="with --oracle: the project's suite of that language (bench.suites.oracle_cases)")
     parser.add_argument("--record-ablation", action="store_true",
                         help="add this run's summary to the 'ablation' list of the published bfcl.json (keeping its "
                              "main results) instead of replacing the file")
     _common.add_common_args(parser)
     args = parser.parse_args(argv)
+    if args.oracle:
+        return run_oracle(args.category_file or [], args.answers or [], args.suite or [],
+                          default=[] if args.category_file or args.suite else list(oracle.DEVELOPMENT_CATEGORIES))
     _common.require("bfcl_eval", "bfcl-eval")
     _common.require("langchain_classic", "langchain-classic")
     if args.category_file:
@@ -729,32 +594,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.records is None:
             raise SystemExit("--variant needs --records PATH")
         parsed = [parse_variant(v) for v in args.variant]
-        drops = [parse_drop(d, parsed) for d in args.drop or []]
-        parsed += [variant for variant, _, _ in drops]
         records = [] if args.no_run else run_ablation(
             files=files, limit=limit, variants=parsed, records_path=args.records,
             offset=args.offset,
             model_path=args.model_path, max_tokens=args.max_tokens, n_threads=args.n_threads,
-            progress=not args.quiet, copied={v[0]: (base, technique) for v, technique, base in drops})
+            progress=not args.quiet)
         if args.no_run:
             records = read_records(args.records)
-        cases = {c.id: c for path_, answers in files
-                 for c in load_category(path_, answers, limit=limit, offset=args.offset)}
         # only the cases every variant has, so that the variants are compared on the same cases
         variants = {v[0] for v in parsed}
         records = [r for r in records if r["variant"] in variants]
         common = {i for i in {r["id"] for r in records}
                   if all(any(r["id"] == i and r["variant"] == v for r in records) for v in variants)}
         records = [r for r in records if r["id"] in common]
-        for name in args.simulate_abstain or []:
-            records += simulate_abstain(records, cases, name)
-        for name in args.simulate_unrelated or []:
-            records += simulate_unrelated(records, cases, name)
-        for name in args.simulate_fill or []:
-            records += simulate_fill(records, cases, name)
-        for spec in args.simulate_values or []:
-            name, _, flags = spec.partition("=")
-            records += simulate_values(records, cases, name, [f for f in flags.split(",") if f])
         path = record_ablation_records(records, limit=limit, model=args.model_path or "gemma-3-270m-q4_k_m",
                                        out_dir=args.out_dir)
         print(ablation_markdown(json.loads(path.read_text(encoding="utf-8"))))
@@ -772,6 +624,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nwrote {path}")
         return 0
     return _common.publish(NAME, config, results, args, plot=plot, markdown=markdown)
+
+
+def run_oracle(category_files: list[Path], answers: list[Path], suites: list[str], *,
+               default: list[str]) -> int:
+    """``--oracle``: one ``<category> | oracle | preserved N/M`` line per category file and suite; exit status 1
+    when any is under 99 %."""
+    lines: list[tuple[str, list[oracle.OracleCase]]] = []
+    if category_files or default:
+        _common.require("bfcl_eval", "bfcl-eval")
+    files = [(p, answers[i] if i < len(answers) else None) for i, p in enumerate(category_files)]
+    files += [(data_dir() / f"BFCL_v4_{name}.json", None) for name in default]
+    for path, answer in files:
+        lines.append((category_of(path), oracle.bfcl_cases(path, answer)))
+    for lang in suites:
+        lines.append((f"suite_{lang}", oracle.suite_cases(lang)))
+    worst = 1.0
+    for category, cases in lines:
+        print(oracle.line(category, cases))
+        if cases:
+            worst = min(worst, 1 - len(oracle.changed(cases)) / len(cases))
+    return 0 if worst >= 0.99 else 1
 
 
 def ablation_entry(config: dict[str, Any], results: dict[str, Any]) -> dict[str, Any]:

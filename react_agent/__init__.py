@@ -22,7 +22,7 @@ from react_agent.plan import Plan, PlanAndExecuteAgent, PlanConfig, PlanResult, 
 from react_agent.react import ReactAgent
 from react_agent.reflection import ReflectionAgent, ReflectionConfig, ReflectionState
 from react_agent.runtime import RetryPolicy, RunState, is_transient, read_journal
-from react_agent.tools import answer_schema
+from react_agent.tools import answer_schema, examples_for_tools
 
 __all__ = [
     "FINISH",
@@ -58,6 +58,7 @@ __all__ = [
     "RunState",
     "Usage",
     "answer_schema",
+    "examples_for_tools",
     "is_transient",
     "parse_actions",
     "parse_response",

@@ -75,6 +75,8 @@ TEMPLATE_VARIABLES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
     "tool_timeout": (frozenset({"action", "timeout"}), frozenset({"action", "timeout", "action_input"})),
     "approval_denied": (frozenset({"action"}), frozenset({"action", "action_input"})),
     "max_iterations": (frozenset({"last_observation"}), frozenset({"last_observation", "steps"})),
+    "example_facts": (frozenset({"values"}), frozenset({"values"})),
+    "repeated_call": (frozenset({"action", "observation"}), frozenset({"action", "observation", "action_input"})),
     "timeout": (frozenset({"last_observation"}), frozenset({"last_observation", "steps", "seconds"})),
     "truncated": (frozenset({"omitted"}), frozenset({"omitted"})),
     "conversation": (frozenset({"turns", "task"}), frozenset({"turns", "task"})),

@@ -6,12 +6,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["FINISH", "AgentAction", "AgentResult", "AgentStep", "Example", "RunStatus", "Usage"]
+__all__ = ["FINISH", "AgentAction", "AgentResult", "AgentStep", "CallContext", "Example", "RunStatus", "ToolInfo",
+           "Usage"]
 
 FINISH = "FINISH"
 """The pseudo-tool that ends a run; its ``action_input`` is the final answer text."""
 
-RunStatus = Literal["finished", "max_iterations", "timeout", "budget", "error"]
+RunStatus = Literal["finished", "repeated", "max_iterations", "timeout", "budget", "error"]
 
 
 class _Frozen(BaseModel):
@@ -102,3 +103,26 @@ class AgentResult(_Frozen):
     messages: list[Any] = Field(default_factory=list, exclude=True, repr=False)
     """The answer as LangChain messages: one ``AIMessage`` named after the agent (set by the run, not
     serialised). A LangGraph node that is the agent itself appends it to a state's ``messages``."""
+
+
+class ToolInfo(_Frozen):
+    """One tool as a model call sees it: its name, description and the JSON schema of its arguments."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+class CallContext(_Frozen):
+    """What a decision is about, handed to a model that declares ``accepts_call_context = True`` as the
+    ``react_agent_call`` keyword of ``invoke``: the task, the observations so far and the tools, so the model
+    never has to find them in the rendered prompt."""
+
+    task: str = ""
+    observations: tuple[str, ...] = ()
+    tools: tuple[ToolInfo, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The task and the observations, one per paragraph: the text a call's values come from."""
+        return "\n\n".join([self.task, *self.observations])

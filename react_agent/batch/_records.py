@@ -40,8 +40,8 @@ class CheckResult(_Frozen):
 class TaskResult(_Frozen):
     """The outcome of one task of a batch (one line of the results file).
 
-    ``status`` is the run's status (``"finished"``, ``"max_iterations"``, ``"timeout"``, ``"budget"``,
-    ``"error"``); an exception in the run, a journal problem or a dead worker is ``"error"`` with the
+    ``status`` is the run's status (``"finished"``, ``"repeated"``, ``"max_iterations"``, ``"timeout"``,
+    ``"budget"``, ``"error"``); an exception in the run, a journal problem or a dead worker is ``"error"`` with the
     message in ``error``. ``seconds`` is the wall time of this session (a replayed run takes almost none);
     ``resumed`` tells that the run was continued from its journal. ``passed`` is ``None`` without checks.
     """

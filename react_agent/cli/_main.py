@@ -319,8 +319,11 @@ def build_agent(args: argparse.Namespace, llm: BaseLanguageModel[Any], tools: li
     """The agent of ``--agent`` with the options of the flags; a tool the agent refuses is a
     :class:`CliError` (:data:`EXIT_TOOLS` for the user's tools)."""
     options: dict[str, Any] = {"prompts": args.lang, "approve": _approver(args, console)}
-    if _is_local(args):  # a small model: compact prompt, worked examples
-        options.update(prompts=f"{args.lang}-compact", examples=_demo_examples(args.lang, tools))
+    if _is_local(args):  # the compact prompt; the demo's examples, or examples generated from the tools' schemas
+        examples = _demo_examples(args.lang, tools)
+        options["prompts"] = f"{args.lang}-compact"  # what LocalChatModel's profile gives the Python API too
+        if {a for e in examples for a in (e.answer.action, *(s.action for s in e.steps if s.action))} - {FINISH}:
+            options["examples"] = examples  # the demo's own tools; other tools: the profile generates them
     if getattr(args, "examples", None) == "demo":
         options["examples"] = _demo_examples(args.lang, tools)
     options.update(agent_options(args))

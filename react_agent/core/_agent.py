@@ -30,10 +30,13 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from react_agent._prompts import PromptSet
-from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, Usage
+from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep, CallContext, ToolInfo, Usage
 from react_agent.core import _execute, _protocols
+from react_agent.core._borrowed import borrowed, example_values
 from react_agent.core._config import AgentConfig, build_config
+from react_agent.core._profile import profile_options
 from react_agent.core._render import check_examples, example_variables, history_entry, step_messages
+from react_agent.core._repetition import MAX_REPEATS, repeats
 from react_agent.errors import ConfigError, OutputParseError
 from react_agent.integrations import AgentRunnable, output_json_schema, structured_answer
 from react_agent.models import check_model_setup, model_call_kwargs, resolve_mode, structured_kwargs
@@ -90,9 +93,9 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
             raise ConfigError(f"llm must be a langchain-core chat model or LLM (or a Runnable wrapping one), "
                               f"got {type(llm).__name__}")
         check_model_setup(llm)
-        self.config = build_config(type(self).Config, options)
-        self.llm = llm
         self.registry = ToolRegistry(tools)
+        self.config = build_config(type(self).Config, profile_options(llm, list(self.registry.tools.values()), options))
+        self.llm = llm
         self.prompts = PromptSet.load(self.config.prompts, lang=self.config.lang)
         self.name = self.config.name or type(self).__name__
         self.mode = resolve_mode(llm, self.config.constrained)
@@ -106,7 +109,11 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         self.tool_names = ", ".join([*self.registry.names, FINISH])
         check_examples(self.config.examples, self.registry, self.prompts)
         self.examples = self.config.examples
+        self.example_values = example_values(self.examples)
         self.call_facts = _execute.CallFacts.of(self.registry)
+        self.tool_infos = tuple(ToolInfo(name=name, description=str(tool.description or ""),
+                                         parameters=self.registry.schemas[name])
+                                for name, tool in self.registry.tools.items())
         self.valid_call = partial(_execute.valid_call, self.registry)
         self.native_llm = (None if self.config.protocol == "text" else _protocols.bind_native(
             llm, self.registry, None if output is None else output_json_schema(output)))
@@ -173,6 +180,14 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
                 if state.done:
                     return
                 continue  # the answer did not match output_schema: the model was told why
+            if len(decision.calls) == 1 and decision.calls[0].refusal is None:
+                action = decision.calls[0].action
+                count, earlier = repeats(state.steps, action)
+                if earlier is not None:  # the call right before, again: its result is already there
+                    yield from self.repeated(state, action, reply, earlier, count, call_id=decision.calls[0].call_id)
+                    if state.done:
+                        return
+                    continue
             yield from self.act(state, decision, reply)
         if not state.done:
             yield from self._limit(state)
@@ -206,7 +221,8 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         messages with the tools bound."""
         if self.native_llm is not None:
             return ModelCall(self.build_native_messages(state), "decision", tool_calls=True)
-        return ModelCall(self.build_messages(state), "decision", self._decision_schema)
+        return ModelCall(self.build_messages(state), "decision", self._decision_schema,
+                         context=self.call_context(state))
 
     def decide(self, state: RunState, reply: ModelReply) -> _protocols.Decision:
         """The model's decision in its reply; raises :class:`OutputParseError` when the text protocol cannot
@@ -277,7 +293,13 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         """The extra keyword arguments of one model call: the structured-output request of its schema."""
         schema = None if call is None else call.schema
         name = "agent_action" if call is None or call.purpose == "decision" else f"agent_{call.purpose}"
-        return model_call_kwargs(self.llm, schema, self.mode, name=name)
+        return model_call_kwargs(self.llm, schema, self.mode, name=name, context=None if call is None else call.context)
+
+    def call_context(self, state: RunState) -> CallContext:
+        """What a decision is about, for a model that reads it (``accepts_call_context``): the task, the
+        observations so far and the tools."""
+        observations = tuple(s.observation for s in state.steps if s.observation and s.action != FINISH)
+        return CallContext(task=state.task, observations=observations, tools=self.tool_infos)
 
     def call_model(self, messages: list[BaseMessage], config: RunnableConfig, call: ModelCall | None = None) -> Any:
         """Invoke the model (with retries for transient errors); returns its message. The model's failures
@@ -368,9 +390,31 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         if self.config.final_answer == "always" or (self.config.final_answer == "auto" and not answer):
             final: ModelReply = yield ModelCall(self.build_final_messages(state), "final_answer")
             answer = final.text.strip()
+        results = [s.observation for s in state.steps if s.action and s.action != FINISH]  # tools' results only
+        copied = borrowed(answer, self.example_values, "\n".join([state.task, *results]))
+        if copied:  # facts only the worked examples have: not this task's answer
+            feedback = self.prompts.render("example_facts", values=copied)
+            yield from self.record(state, AgentStep(thought=action.thought, observation=feedback, is_error=True,
+                                                    raw_output=reply.text, duration_s=reply.seconds,
+                                                    usage=reply.usage), review=True)
+            return
         yield from self.record(state, AgentStep(thought=action.thought, action=FINISH, action_input=answer,
                                                 raw_output=reply.text, duration_s=reply.seconds, usage=reply.usage))
         state.end("finished", answer)
+
+    def repeated(self, state: RunState, action: AgentAction, reply: ModelReply, earlier: AgentStep,
+                 count: int, *, call_id: str | None = None) -> Loop[None]:
+        """The decided call repeats the last one (``count`` times already, :func:`_repetition.repeats`): the tool is
+        not run again; the model is told the result is already there (``repeated_call``), and at the second repeat
+        the run ends with status ``"repeated"`` and that result."""
+        observation = self.prompts.render("repeated_call", action=action.action, action_input=action.action_input,
+                                          observation=earlier.observation)
+        yield from self.record(state, AgentStep(
+            thought=action.thought, action=action.action, action_input=action.action_input, observation=observation,
+            raw_output=reply.text, duration_s=reply.seconds, usage=reply.usage, call_id=call_id,
+            decision=state.iterations if self.native_llm is not None else None), review=count < MAX_REPEATS)
+        if count >= MAX_REPEATS:
+            state.end("repeated", earlier.observation)
 
     def out_of_time(self, state: RunState) -> bool:
         """Whether the run's deadline has passed (then the run is ended with status ``"timeout"``)."""

@@ -15,10 +15,10 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import TypedDict
+from typing import Annotated, TypedDict
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from react_agent.demo._common import DemoToolError, Lang, check_lang, demo_strings, make_tool
 from react_agent.errors import ConfigError
@@ -216,9 +216,16 @@ class UserDB:
 # The argument models: types, defaults, examples and limits; the descriptions come from strings/<lang>.json.
 
 
+_Login = Annotated[str, WithJsonSchema({"type": "string", "pattern": r'^[^@"\\]*$'})]
+"""A login as the schema tells the model: not an address (and, for the grammar, no ``"`` or ``\\``: a character
+class that admits them runs past the end of a JSON string); the tool checks the name (:func:`_clean_username`)."""
+_Email = Annotated[str, WithJsonSchema({"type": "string", "format": "email"})]
+"""An e-mail address: the schema says so (``format``), the tool checks it (:func:`_clean_email`)."""
+
+
 class _RegisterUserArgs(BaseModel):
-    username: str = Field(examples=["ViacheslavVoo"])
-    email: str = Field(examples=["Viacheslav@test.com"])
+    username: _Login = Field(examples=["ViacheslavVoo"])
+    email: _Email = Field(examples=["Viacheslav@test.com"])
     phone: str | None = Field(default=None, examples=["+7999999999"])
 
 

@@ -5,9 +5,11 @@
 model imports it on first use and raises an ImportError with the install command if it is missing.
 """
 
+from react_agent._types import CallContext, ToolInfo
 from react_agent.models._providers import make_model
 from react_agent.models._setup import check_gigachat_settings as check_gigachat_settings  # for the CLI
 from react_agent.models._setup import check_model_setup as check_model_setup  # for the agents
+from react_agent.models._structured import agent_profile as agent_profile  # for other layers
 from react_agent.models._structured import model_call_kwargs as model_call_kwargs  # for other layers
 from react_agent.models._structured import resolve_mode as resolve_mode
 from react_agent.models._structured import structured_kwargs as structured_kwargs
@@ -23,7 +25,9 @@ from react_agent.models.local._model import (
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
+    "CallContext",
     "LocalChatModel",
+    "ToolInfo",
     "default_model_path",
     "make_model",
     "render_plain",

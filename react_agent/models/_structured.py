@@ -76,6 +76,7 @@ from langchain_core.runnables.base import RunnableBindingBase
 from langchain_core.runnables.configurable import DynamicRunnable
 from langchain_core.runnables.fallbacks import RunnableWithFallbacks
 
+from react_agent._types import CallContext
 from react_agent.errors import ConfigError
 from react_agent.models._grammar import gbnf_safe_literal, literal_safe
 
@@ -280,7 +281,7 @@ def adapt_schema(schema: Mapping[str, Any], family: str) -> dict[str, Any]:
     """
     if family != "llama.cpp":
         return copy.deepcopy(dict(schema))
-    from react_agent.models.local._model import bounded_integers  # pure; does not import llama_cpp
+    from react_agent.models.local._pipeline import bounded_integers  # pure; does not import llama_cpp
 
     dropped: list[str] = []
 
@@ -517,14 +518,30 @@ def merge_kwargs(*parts: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def model_call_kwargs(llm: Any, schema: Mapping[str, Any] | None, mode: ConstrainedMode | Literal[False],
-                      *, name: str = SCHEMA_NAME) -> dict[str, Any]:
+                      *, name: str = SCHEMA_NAME, context: CallContext | None = None) -> dict[str, Any]:
     """Everything one call passes to ``llm.invoke``: :func:`compat_kwargs` for every call, plus
     :func:`structured_kwargs` when ``schema`` is given and ``mode`` is not ``False`` (``extra_body``
-    entries of both merged). A fresh dict each time; the schema inside is shared (do not mutate it)."""
+    entries of both merged), plus ``react_agent_call=context`` for a model whose class declares
+    ``accepts_call_context = True`` (no other model ever sees it). A fresh dict each time; the schema inside is
+    shared (do not mutate it)."""
+    extra = {"react_agent_call": context} if context is not None and accepts_call_context(llm) else {}
     if (schema is None or mode is False) and not _is_openai_client(_layers(llm)[0]):
-        return {}  # what the rest gives for any other client, without merging its layers' kwargs
+        return extra  # what the rest gives for any other client, without merging its layers' kwargs
     model, bound = _target(llm)
     compat = _compat(model, bound)
     if schema is None or mode is False:
-        return merge_kwargs(compat)
-    return merge_kwargs(compat, _structured(model, bound, schema, mode, name))
+        return merge_kwargs(compat, extra)
+    return merge_kwargs(compat, _structured(model, bound, schema, mode, name), extra)
+
+
+def agent_profile(llm: Any) -> str | None:
+    """The agent profile the model under ``llm``'s wrappers declares (``LocalChatModel.agent_profile``:
+    ``"compact"``), or ``None``: which prompt set and worked examples an agent uses when it is not told."""
+    profile = getattr(type(unwrap_model(llm)), "agent_profile", None)
+    return profile if isinstance(profile, str) else None
+
+
+def accepts_call_context(llm: Any) -> bool:
+    """Whether the model under ``llm``'s wrappers declares ``accepts_call_context = True`` (``LocalChatModel``):
+    it reads the task, observations and tools of a decision from the ``react_agent_call`` keyword."""
+    return getattr(type(unwrap_model(llm)), "accepts_call_context", False) is True

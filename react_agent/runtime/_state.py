@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage
 
-from react_agent._types import AgentAction, AgentResult, AgentStep, RunStatus, Usage
+from react_agent._types import AgentAction, AgentResult, AgentStep, CallContext, RunStatus, Usage
 from react_agent.errors import ModelCallError
 from react_agent.runtime._journal import RunJournal
 from react_agent.tools import Outcome
@@ -26,7 +26,8 @@ class ModelCall:
 
     ``purpose`` names the call in traces and journals (``decision``, ``reflection``, ``final_answer``,
     ``plan``, ``fill``); ``schema`` is the JSON schema the reply must follow under constrained decoding
-    (``None``: free text).
+    (``None``: free text); ``context`` is what the call is about (the task, observations and tools), handed to
+    a model that declares ``accepts_call_context`` (``None``: nothing to hand).
     """
 
     messages: list[BaseMessage]
@@ -35,6 +36,7 @@ class ModelCall:
     tool_calls: bool = False
     """The native protocol's decision: the model's tools are bound, and the reply's tool calls come back in
     its text (the JSON of :func:`react_agent.runtime.native_reply_text`), journaled and replayed with it."""
+    context: CallContext | None = None
 
 
 @dataclass(frozen=True)

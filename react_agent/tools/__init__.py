@@ -1,6 +1,7 @@
 """Tools: the registry, argument validation, running tools with timeouts, results as text, the JSON schemas
 of a decision, worked examples generated from tool schemas, and MCP servers as tools."""
 
+from react_agent.tools._examples import examples_for_tools
 from react_agent.tools._mcp import MCPError, MCPTools, mcp_tools
 from react_agent.tools._registry import (
     Outcome,
@@ -31,6 +32,7 @@ __all__ = [
     "answer_schema",
     "call_within",
     "error_text",
+    "examples_for_tools",
     "mcp_tools",
     "name_problem",
     "native_async",

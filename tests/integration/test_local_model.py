@@ -30,7 +30,7 @@ from react_agent.models import (
     render_plain,
     schema_from_response_format,
 )
-from react_agent.models.local._model import MAX_ENUM_RANGE, bounded_integers
+from react_agent.models.local._pipeline import DEFAULT_TECHNIQUES, MAX_ENUM_RANGE, bounded_integers
 from react_agent.models.local._weights import weights_installed
 
 # --------------------------------------------------------------------------- helpers (no model needed)
@@ -42,7 +42,7 @@ def test_import_does_not_need_llama_cpp_and_capability_is_declared() -> None:
     assert getattr(model, "supports_json_schema", False) is True
     assert model.model_path is None and model.n_ctx == 4096 and model.temperature == 0.0
     assert model.max_tokens == 256 and model.seed == 0 and model.n_threads is None and model.verbose is False
-    assert model.format_patterns and model.two_stage and model.grounding and model.abstain
+    assert model.techniques == DEFAULT_TECHNIQUES
     assert model._llm_type == "react-agent-llama-cpp"
     assert model._identifying_params["model_path"] == DEFAULT_MODEL_NAME
 
@@ -304,13 +304,16 @@ SEED_TASK_2 = "Register user Viacheslav with email Viacheslav@test.com and find 
 
 
 @model_test
-def test_two_stages_and_grounding_keep_the_seed_tasks_values_apart(tmp_path: Path) -> None:
+def test_two_stages_and_the_email_format_keep_the_seed_tasks_values_apart(tmp_path: Path) -> None:
     """Seed task 2's first decision: the e-mail field holds the task's address and the user name is no
-    address (format patterns, two-stage decoding and grounding, the demo's own set-up otherwise)."""
-    llm = LocalChatModel(max_tokens=96, two_stage=True, grounding=True, format_patterns=True)
+    address (the default techniques: two-stage decoding, the demo schema's declared e-mail format and login
+    pattern, the addresses the task writes)."""
+    llm = LocalChatModel(max_tokens=96)
     tools = make_demo_tools(db_path=tmp_path / "users.db", lang="en")
     agent = ReactAgent(llm, tools, prompts="en-compact", examples=DEMO_EXAMPLES["en"])
-    reply = llm.invoke(agent.build_messages(RunState(SEED_TASK_2)), response_format=agent.response_format)
+    state = RunState(SEED_TASK_2)
+    reply = llm.invoke(agent.build_messages(state), response_format=agent.response_format,
+                       react_agent_call=agent.call_context(state))  # what the agent's loop passes
     answer = json.loads(str(reply.content))
     assert answer["action"] == "register_user", answer
     assert answer["action_input"]["email"] == "Viacheslav@test.com", answer
@@ -320,7 +323,7 @@ def test_two_stages_and_grounding_keep_the_seed_tasks_values_apart(tmp_path: Pat
 
 @model_test
 def test_generated_examples_let_the_model_call_an_unseen_tool_set() -> None:
-    """With examples generated from the tools' schemas (no hand-written example), a BFCL-style task gets
+    """With examples generated from the tools' schemas (no hand-written example), a one-tool task gets
     the right tool and the task's numbers."""
     from langchain_core.tools import StructuredTool
 
@@ -337,29 +340,9 @@ def test_generated_examples_let_the_model_call_an_unseen_tool_set() -> None:
     ]
     agent = ReactAgent(LocalChatModel(max_tokens=96), tools, prompts="en-compact",
                        examples=examples_for_tools(tools))
-    answer = decide(agent, RunState("Find the area of a triangle with a base of 10 units and height of 5 units."))
+    answer = decide(agent, RunState("Calculate the area of a triangle with base 12 and height 7."))
     assert answer["action"] == "calculate_triangle_area", answer
-    assert answer["action_input"] == {"base": 10, "height": 5}, answer
-
-
-@model_test
-def test_abstains_when_the_task_gives_no_arguments() -> None:
-    """A question no tool answers: the model's call would need invented values, so with the default
-    techniques (abstain) the answer is FINISH."""
-    from langchain_core.tools import StructuredTool
-
-    from react_agent.tools._examples import examples_for_tools
-
-    schema = {"type": "object", "properties": {"amount": {"type": "number"}, "from_currency": {"type": "string"},
-                                               "to_currency": {"type": "string"}},
-              "required": ["amount", "from_currency", "to_currency"]}
-    tools = [StructuredTool(name="convert_currency", description="Convert an amount from one currency to another.",
-                            args_schema=schema, func=lambda **kw: "ok")]
-    # the default budget: the thought, the abandoned arguments and the answer text share max_tokens
-    agent = ReactAgent(LocalChatModel(), tools, prompts="en-compact", examples=examples_for_tools(tools))
-    answer = decide(agent, RunState("Where is the closest Italian restaurant?"))
-    assert answer["action"] == FINISH, answer
-    assert isinstance(answer["action_input"], str)
+    assert answer["action_input"] == {"base": 12, "height": 7}, answer
 
 
 # --------------------------------------------------------------------------- an instruct model of the catalogue

@@ -59,6 +59,7 @@ PUBLIC = sorted([
     "RunState",
     "Usage",
     "answer_schema",
+    "examples_for_tools",
     "is_transient",
     "parse_actions",
     "parse_response",

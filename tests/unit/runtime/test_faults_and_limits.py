@@ -184,7 +184,7 @@ def test_deadline_ends_run_with_timeout_and_steps_so_far() -> None:
         time.sleep(seconds)
         return "rested"
 
-    llm = ScriptedChatModel([call("nap", seconds=0.15), call("nap", seconds=0.15), call("nap", seconds=0.15)])
+    llm = ScriptedChatModel([call("nap", seconds=0.15), call("nap", seconds=0.16), call("nap", seconds=0.17)])
     result = ReactAgent(llm, [nap], max_execution_time=0.2, max_iterations=5, prompts="en").run("task")
     assert result.status == "timeout"
     assert len(llm.calls) == 2 and len(result.steps) == 2

@@ -1,0 +1,297 @@
+"""The decoding techniques of the embedded model: one ordered pipeline of general techniques.
+
+Each technique is one :class:`Technique` object: a name, a declared stage and ``apply(step, context) -> step``.
+``context`` (:class:`~react_agent._types.CallContext`) holds the task, the observations and the tool specs the
+agent passes with the call; no technique reads the rendered prompt. The stages, in the order they run:
+
+* ``before_decoding``: how the answer is decoded (``two_stage``: the tool first, then its arguments under that
+  tool's schema; ``retry_cut``: arguments cut by the token budget are decoded once more with bounded values);
+* ``grammar``: the answer schema the grammar is built from (``format_patterns``: a ``pattern`` for each
+  ``format`` the schema declares; ``bounded_integers``: a small integer range also as an ``enum``, which
+  llama.cpp enforces while it ignores ``minimum``/``maximum``);
+* ``after_decoding``: the decoded call (``unique_items``: a list argument loses the items it repeats).
+
+Every technique keeps a correct call as it is: a grammar technique only states what the schema already
+requires, a decoding technique acts only on a reply cut by the token budget, and ``unique_items`` drops only
+items the task does not repeat. ``python -m bench.bfcl --oracle`` checks the after-decoding stage on correct
+calls.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from react_agent._types import FINISH, CallContext
+from react_agent.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_TECHNIQUES",
+    "FORMAT_PATTERNS",
+    "MAX_ENUM_RANGE",
+    "PIPELINE",
+    "REMOVED_TECHNIQUES",
+    "Stage",
+    "Step",
+    "Technique",
+    "after_decoding",
+    "bounded_integers",
+    "branches",
+    "select",
+    "with_format_patterns",
+]
+
+Stage = Literal["before_decoding", "grammar", "after_decoding"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the techniques change: the answer schema, how it is decoded, and the decoded call.
+
+    ``call`` is ``None`` before decoding; after it, the decoded answer ``{"thought", "action", "action_input"}``.
+    """
+
+    schema: Mapping[str, Any] | None
+    call: Mapping[str, Any] | None = None
+    two_stage: bool = False
+    retry_cut: bool = False
+
+
+@dataclass(frozen=True)
+class Technique:
+    """One technique: ``apply(step, context)`` returns the step it leaves (the same one when it does nothing)."""
+
+    name: str
+    stage: Stage
+    transform: Callable[[Step, CallContext], Step]
+
+    def apply(self, step: Step, context: CallContext) -> Step:
+        return self.transform(step, context)
+
+
+# ------------------------------------------------------------------------------------------ answer schema
+def branches(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
+    """``{action name: action_input schema}`` of an answer schema, or ``None`` when ``schema`` is not one.
+
+    An answer schema is an ``anyOf`` whose every branch is an object with ``action`` given as a ``const``
+    and an ``action_input`` schema (what ``react_agent.tools.answer_schema`` builds).
+    """
+    options = schema.get("anyOf")
+    if not isinstance(options, list) or not options:
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for branch in options:
+        props = branch.get("properties") if isinstance(branch, Mapping) else None
+        if not isinstance(props, Mapping):
+            return None
+        action, args = props.get("action"), props.get("action_input")
+        if not isinstance(action, Mapping) or not isinstance(action.get("const"), str) or not isinstance(args, dict):
+            return None
+        out[action["const"]] = args
+    return out
+
+
+# ------------------------------------------------------------------------------------------ grammar
+FORMAT_PATTERNS: dict[str, str] = {
+    "email": r'^[^@ "\\]+@[^@ "\\.]+([.][^@ "\\.]+)+$',
+    "idn-email": r'^[^@ "\\]+@[^@ "\\.]+([.][^@ "\\.]+)+$',
+    "uri": r'^[a-zA-Z][a-zA-Z0-9+.-]*:[^ "\\]+$',
+    "url": r'^[a-zA-Z][a-zA-Z0-9+.-]*:[^ "\\]+$',
+    "date": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+    "date-time": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?"
+                 r"([Zz]|[+-][0-9]{2}:[0-9]{2})?$",
+    "time": r"^[0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?([Zz]|[+-][0-9]{2}:[0-9]{2})?$",
+    "uuid": r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    "ipv4": r"^[0-9]{1,3}[.][0-9]{1,3}[.][0-9]{1,3}[.][0-9]{1,3}$",
+}
+"""The regular expression of each JSON-schema ``format`` that llama.cpp's grammar can enforce as a ``pattern``
+(the converter ignores ``format`` itself). The character classes leave out ``"``, ``\\`` and spaces."""
+
+
+def with_format_patterns(schema: Any) -> Any:
+    """A copy of ``schema`` in which every plain string node with a ``format`` of :data:`FORMAT_PATTERNS` has
+    that ``pattern`` too (a node that already has ``pattern``, ``enum`` or ``const`` is left as it is)."""
+    if isinstance(schema, list):
+        return [with_format_patterns(item) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {key: with_format_patterns(value) for key, value in schema.items()}
+    fmt = out.get("format")
+    if out.get("type") == "string" and isinstance(fmt, str) and fmt in FORMAT_PATTERNS \
+            and not any(key in out for key in ("pattern", "enum", "const")):
+        out["pattern"] = FORMAT_PATTERNS[fmt]
+    return out
+
+
+MAX_ENUM_RANGE = 256
+"""Integer ranges with at most this many values are enumerated for the grammar (see :func:`bounded_integers`)."""
+
+
+def bounded_integers(schema: Any) -> Any:
+    """A copy of ``schema`` in which every bounded integer range also lists its values as an ``enum``.
+
+    llama-cpp-python's JSON-schema converter ignores ``minimum``/``maximum`` (and the exclusive forms): an
+    integer may get any of up to 16 digits, and a small model keeps adding digits. An ``enum`` *is* enforced,
+    so ``{"type": "integer", "minimum": 1, "maximum": 100}`` gains ``"enum": [1, ..., 100]``. Ranges of more
+    than :data:`MAX_ENUM_RANGE` values, and nodes that already have ``enum`` or ``const``, are left as they are.
+    """
+    if isinstance(schema, list):
+        return [bounded_integers(item) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {key: bounded_integers(value) for key, value in schema.items()}
+    if out.get("type") != "integer" or "enum" in out or "const" in out:
+        return out
+    low, high = _bound(out, "minimum", "exclusiveMinimum", 1), _bound(out, "maximum", "exclusiveMaximum", -1)
+    if low is not None and high is not None and 0 <= high - low < MAX_ENUM_RANGE:
+        out["enum"] = list(range(low, high + 1))
+    return out
+
+
+def _bound(schema: Mapping[str, Any], inclusive: str, exclusive: str, step: int) -> int | None:
+    """The tightest integer bound of one side of a range (``step`` +1 for a minimum, -1 for a maximum)."""
+    candidates: list[int] = []
+    value, flag = schema.get(inclusive), schema.get(exclusive)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if flag is True:  # draft 4: a boolean exclusiveMinimum/exclusiveMaximum makes the bound exclusive
+            candidates.append(math.floor(value) + 1 if step > 0 else math.ceil(value) - 1)
+        else:
+            candidates.append(math.ceil(value) if step > 0 else math.floor(value))
+    if isinstance(flag, (int, float)) and not isinstance(flag, bool):
+        candidates.append(math.floor(flag) + 1 if step > 0 else math.ceil(flag) - 1)
+    if not candidates:
+        return None
+    return max(candidates) if step > 0 else min(candidates)
+
+
+_ADDRESS = {"email": re.compile(r'[^@\s"\\<>(),;:]+@[^@\s"\\<>(),;:]+\.[^@\s"\\<>(),;:.]+'),
+            "uri": re.compile(r'[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"\\<>]+[^\s"\\<>.,;:!?)]')}
+
+
+def context_addresses(schema: Any, text: str) -> Any:
+    """A copy of ``schema`` in which every plain string node with ``format`` ``email`` (or ``uri``) may only take
+    the e-mail addresses (URIs) ``text`` writes, spelled as written, when it writes any: an address is copied from
+    the task or a result, never made up or re-cased. Nodes with ``enum``/``const`` are left as they are."""
+    if isinstance(schema, list):
+        return [context_addresses(item, text) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {key: context_addresses(value, text) for key, value in schema.items()}
+    fmt = {"idn-email": "email", "url": "uri"}.get(str(out.get("format")), str(out.get("format")))
+    if out.get("type") == "string" and fmt in _ADDRESS and "enum" not in out and "const" not in out:
+        found = list(dict.fromkeys(_ADDRESS[fmt].findall(text)))
+        if found:
+            out["enum"] = found
+            out.pop("pattern", None)
+    return out
+
+
+def _schema(step: Step, change: Callable[[Any], Any]) -> Step:
+    return step if step.schema is None else replace(step, schema=change(step.schema))
+
+
+# ------------------------------------------------------------------------------------------ after decoding
+def unique_items(args: Any, text: str) -> Any:
+    """``args`` with each top-level list of strings losing its repeated items (the first kept), unless ``text``
+    (the task and observations) writes the repeated string as often as the list holds it: a small model that
+    cannot stop a list repeats its last item, while a task that asks for the same value twice writes it twice.
+    Lists of numbers, booleans or objects are left as they are (``[16, 16]``, ``[1, 1, 12]`` are right)."""
+    if not isinstance(args, Mapping):
+        return args
+    out = dict(args)
+    for name, value in args.items():
+        if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
+            continue
+        kept: list[str] = []
+        for item in value:
+            if item in kept and kept.count(item) >= _mentions(item, text):
+                continue
+            kept.append(item)
+        if len(kept) != len(value):
+            out[name] = kept
+    return out
+
+
+def _mentions(item: str, text: str) -> int:
+    """How often ``text`` writes ``item`` as a whole word, case ignored (at least 1)."""
+    if not item.strip():
+        return 1
+    return max(1, len(re.findall(r"(?<!\w)" + re.escape(item) + r"(?!\w)", text, re.IGNORECASE)))
+
+
+def _unique_items(step: Step, context: CallContext) -> Step:
+    call = step.call
+    if call is None or call.get("action") == FINISH:
+        return step
+    args = call.get("action_input")
+    kept = unique_items(args, context.text)
+    return step if kept == args else replace(step, call={**call, "action_input": kept})
+
+
+# ------------------------------------------------------------------------------------------ the pipeline
+PIPELINE: tuple[Technique, ...] = (
+    Technique("two_stage", "before_decoding", lambda step, _: replace(step, two_stage=True)),
+    Technique("retry_cut", "before_decoding", lambda step, _: replace(step, retry_cut=True)),
+    Technique("format_patterns", "grammar", lambda step, _: _schema(step, with_format_patterns)),
+    Technique("bounded_integers", "grammar", lambda step, _: _schema(step, bounded_integers)),
+    Technique("context_addresses", "grammar",
+              lambda step, context: _schema(step, lambda s: context_addresses(s, context.text))),
+    Technique("unique_items", "after_decoding", _unique_items),
+)
+"""Every technique, in the order they run (stage by stage)."""
+
+DEFAULT_TECHNIQUES: tuple[str, ...] = tuple(t.name for t in PIPELINE)
+"""The techniques ``LocalChatModel`` uses unless told otherwise: all of them."""
+
+REMOVED_TECHNIQUES = frozenset({
+    "abstain", "abstain_unrelated", "anchor_numbers", "ask_optionals", "bounded_lists", "clean_spans",
+    "commit_named", "date_formats", "distinct_values", "fill_enums", "ground_numbers", "grounding",
+    "implied_options", "listed_values", "named_enums", "nested_spans", "omit_unmentioned", "percent_rates",
+    "preselect", "reconsider_finish", "sibling_order", "unit_numbers", "whole_names", "whole_spans",
+})
+"""Options of earlier versions, removed because they changed correct calls (docs/changelog.md)."""
+
+_STAGES: tuple[Stage, ...] = ("before_decoding", "grammar", "after_decoding")
+
+
+def select(names: Any) -> tuple[Technique, ...]:
+    """The techniques named by ``names`` (a list or tuple of names), in pipeline order.
+
+    Raises ConfigError for anything else: a string instead of a list, a name that is no technique (a removed
+    one says so), a repeated name."""
+    valid = ", ".join(DEFAULT_TECHNIQUES)
+    if isinstance(names, (str, bytes)) or not isinstance(names, (list, tuple, frozenset, set)):
+        raise ConfigError(f"techniques must be a list of technique names (any of: {valid}), "
+                          f"got {type(names).__name__} {names!r}")
+    chosen: list[str] = []
+    for name in names:
+        if not isinstance(name, str):
+            raise ConfigError(f"techniques holds {type(name).__name__} {name!r}; give names: {valid}")
+        if name in REMOVED_TECHNIQUES:
+            raise ConfigError(f"the technique {name!r} was removed (it changed correct calls; see the changelog); "
+                              f"the techniques are: {valid}")
+        if name not in DEFAULT_TECHNIQUES:
+            raise ConfigError(f"unknown technique {name!r}; the techniques are: {valid}")
+        if name in chosen:
+            raise ConfigError(f"the technique {name!r} is named twice in techniques")
+        chosen.append(name)
+    return tuple(t for t in PIPELINE if t.name in chosen)
+
+
+def run_stage(techniques: Iterable[Technique], stage: Stage, step: Step, context: CallContext) -> Step:
+    """``step`` after every technique of ``techniques`` declared for ``stage``, in order."""
+    if stage not in _STAGES:
+        raise ValueError(f"unknown stage {stage!r}; the stages are {', '.join(_STAGES)}")
+    for technique in techniques:
+        if technique.stage == stage:
+            step = technique.apply(step, context)
+    return step
+
+
+def after_decoding(techniques: Sequence[Technique], call: Mapping[str, Any], context: CallContext) -> Mapping[str, Any]:
+    """The decoded answer ``call`` after the after-decoding techniques (what ``bench.bfcl --oracle`` runs)."""
+    done = run_stage(techniques, "after_decoding", Step(schema=None, call=call), context)
+    return call if done.call is None else done.call

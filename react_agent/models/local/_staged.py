@@ -1,0 +1,130 @@
+"""The decoder of one agent answer under an answer schema: the pipeline's stages around llama.cpp completions.
+
+``complete(prompt, schema, suffix=..., stop=..., min_tokens=...)`` is one completion constrained by ``schema``
+(``_model._Calls`` in the model, a scripted function in tests). :func:`decoded_answer` runs the techniques of
+:mod:`_pipeline`: the before-decoding and grammar stages on the schema, the decoding itself (two stages and the
+retry of a cut value when those techniques are on), then the after-decoding stage on the decoded call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from react_agent._types import CallContext
+from react_agent.models.local._pipeline import Step, Technique, branches, run_stage
+
+__all__ = ["CUT_RETRY_TOKENS", "CUT_STRING_LENGTH", "bounded_values", "decoded_answer", "finished", "prepared"]
+
+ARGS_KEY = '"action_input"'
+CUT_RETRY_TOKENS = 96
+"""Tokens the arguments decoded again after a cut may use even when the call's budget is spent."""
+CUT_STRING_LENGTH = 80
+"""``maxLength`` of a free-text argument decoded again after a cut (a value that ran away)."""
+
+_ACTION = re.compile(r'"action"\s*:\s*("(?:[^"\\]|\\.)*")')
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w.])")
+
+
+def prepared(techniques: Sequence[Technique], schema: Mapping[str, Any] | None, context: CallContext) -> Step:
+    """The step the before-decoding and grammar stages leave for ``schema``."""
+    step = run_stage(techniques, "before_decoding", Step(schema=schema), context)
+    return run_stage(techniques, "grammar", step, context)
+
+
+def finished(techniques: Sequence[Technique], text: str, context: CallContext) -> str:
+    """``text`` (a decoded answer) after the after-decoding stage; the same text when no technique changes it
+    (or when it is no answer object: a cut reply stays as it is)."""
+    call = _json_or_none(text)
+    if not isinstance(call, dict) or not isinstance(call.get("action"), str) or "action_input" not in call:
+        return text
+    done = run_stage(techniques, "after_decoding", Step(schema=None, call=call), context).call
+    return text if done is None or done == call else json.dumps(done, ensure_ascii=False)
+
+
+def decoded_answer(complete: Callable[..., str], prompt: str, step: Step, context: CallContext) -> str:
+    """One answer decoded under ``step.schema`` (an answer schema: one branch per action).
+
+    With ``step.two_stage``: first the answer up to its ``"action_input"`` key under the whole schema (the
+    thought and the action), then ``"action_input":`` and the arguments under that one action's schema, then
+    ``}``. With ``step.retry_cut``: arguments the token budget cut are decoded once more with bounded values
+    (:func:`_uncut`). A reply that cannot be read at any point is returned as it is.
+    """
+    schema = step.schema or {}
+    if step.retry_cut:
+        complete = _uncut(complete, context)
+    actions = branches(schema) or {}
+    if not step.two_stage or not actions:
+        return str(complete(prompt, schema))
+    if isinstance(schema.get("$defs"), Mapping):  # hoisted recursive definitions: every stage needs them
+        actions = {name: {**args, "$defs": schema["$defs"]} for name, args in actions.items()}
+    head = complete(prompt, schema, stop=[ARGS_KEY])
+    found = _ACTION.search(head)
+    action = _json_or_none(found.group(1)) if found else None
+    if action not in actions or head.rstrip().endswith("}"):
+        return head
+    prefix = head + ARGS_KEY + ":"
+    body = complete(prompt + prefix, actions[action], suffix="}")
+    return prefix + body
+
+
+def _closed_text(body: str) -> str:
+    """An answer text (the JSON string after ``"action_input":`` and the closing ``}``) cut by the token budget,
+    closed where it was cut."""
+    text = body.strip().removeprefix('"').rstrip("}").rstrip('"').rstrip("\\")
+    value = _json_or_none('"' + text + '"')
+    return " " + json.dumps(value if isinstance(value, str) else text, ensure_ascii=False) + "}"
+
+
+def bounded_values(schema: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """``schema`` (an object of arguments) with each top-level free-text string bounded to
+    :data:`CUT_STRING_LENGTH` characters and each plain number restricted to the numbers ``text`` writes (when
+    it writes any): what ends a value that ran away ("1000000…", "name_and_season_and_…")."""
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return dict(schema)
+    written = sorted({float(n) for n in _NUMBER.findall(text)})
+    out: dict[str, Any] = {}
+    for name, sub in props.items():
+        if not isinstance(sub, Mapping) or "enum" in sub or "const" in sub:
+            out[name] = sub
+        elif sub.get("type") == "string" and "pattern" not in sub:
+            limit = min(int(sub.get("maxLength", CUT_STRING_LENGTH)), CUT_STRING_LENGTH)
+            out[name] = {**sub, "maxLength": limit}
+        elif sub.get("type") == "integer" and any(n.is_integer() for n in written):
+            out[name] = {"enum": [int(n) for n in written if n.is_integer()]}
+        elif sub.get("type") == "number" and written:
+            out[name] = {"enum": [int(n) if n.is_integer() else n for n in written]}
+        else:
+            out[name] = sub
+    return {**schema, "properties": out}
+
+
+def _uncut(complete: Callable[..., str], context: CallContext) -> Callable[..., str]:
+    """``complete`` whose arguments (a completion with ``suffix="}"``) are made whole when the token budget cuts
+    them: a FINISH answer text (a string schema) is closed where it was cut; a call's arguments are decoded
+    once more under :func:`bounded_values` with a reserve of tokens; they stay cut when that is cut too."""
+
+    def whole(prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Sequence[str] = (),
+              min_tokens: int = 1) -> str:
+        text = complete(prompt, schema, suffix=suffix, stop=stop, min_tokens=min_tokens)
+        if suffix != "}" or _json_or_none(text.rstrip()[:-1]) is not None:  # the grammar holds: only a cut fails
+            return text
+        if schema.get("type") == "string":
+            return _closed_text(text)
+        if not isinstance(schema.get("properties"), Mapping):
+            return text
+        again = complete(prompt, bounded_values(schema, context.text), suffix=suffix, stop=stop,
+                         min_tokens=CUT_RETRY_TOKENS)
+        return again if _json_or_none(again.rstrip()[:-1]) is not None else text
+
+    return whole
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text, strict=False)  # a raw control character inside a string: the grammar allows it
+    except ValueError:
+        return None

@@ -1,0 +1,90 @@
+"""A call repeated after it succeeded: the tool is not run again, the model is told the result is there, and a
+second repeat ends the run with status "repeated" and that result."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.tools import StructuredTool
+
+from react_agent import ReactAgent
+from react_agent._types import AgentAction, AgentStep
+from react_agent.core._repetition import repeats
+from react_agent.testing import ScriptedChatModel
+
+RUNS: list[dict[str, Any]] = []
+
+
+def find_user(username: str) -> str:
+    """Find a user by name."""
+    RUNS.append({"username": username})
+    return f"{username}: email {username.lower()}@example.org"
+
+
+def call(name: str = "find_user", **args: Any) -> str:
+    return json.dumps({"thought": "t", "action": name, "action_input": args or {"username": "Zoe"}})
+
+
+def finish(text: str) -> str:
+    return json.dumps({"thought": "t", "action": "FINISH", "action_input": text})
+
+
+TOOL = StructuredTool.from_function(find_user)
+
+
+def test_a_repeated_call_is_told_the_result_is_there_and_the_tool_runs_once() -> None:
+    RUNS.clear()
+    model = ScriptedChatModel([call(), call(), finish("Zoe: zoe@example.org")])
+    result = ReactAgent(model, [TOOL], lang="en").run("Find user Zoe")
+    assert result.status == "finished" and len(RUNS) == 1
+    assert "You already called find_user" in result.steps[1].observation
+    assert "zoe@example.org" in result.steps[1].observation and not result.steps[1].is_error
+    assert "You already called find_user" in model.calls[2].text  # the model saw it
+
+
+def test_a_second_repeat_ends_the_run_with_the_result_and_status_repeated() -> None:
+    RUNS.clear()
+    model = ScriptedChatModel([call(), call(), call()])
+    result = ReactAgent(model, [TOOL], lang="ru", max_iterations=10).run("Найди пользователя Zoe")
+    assert result.status == "repeated" and result.output == "Zoe: email zoe@example.org"
+    assert len(RUNS) == 1 and len(result.steps) == 3 and model.remaining == 0
+    assert "Ты уже вызывал find_user" in result.steps[2].observation
+
+
+def test_other_arguments_a_failed_call_and_a_call_in_between_are_no_repeats() -> None:
+    ok = AgentStep(action="find_user", action_input={"username": "Zoe"}, observation="found")
+    failed = ok.model_copy(update={"is_error": True})
+    other = AgentStep(action="find_user", action_input={"username": "Ann"}, observation="found")
+    again = AgentAction(action="find_user", action_input={"username": "Zoe"})
+    assert repeats([ok], again) == (1, ok)
+    assert repeats([ok, ok], again) == (2, ok)
+    assert repeats([ok, other], again) == (0, None)
+    assert repeats([failed], again) == (0, None)
+    assert repeats([], again) == (0, None)
+    assert repeats([ok], AgentAction(action="find_user", action_input={"username": "Zoe", "x": 1})) == (0, None)
+
+
+# --------------------------------------------------------------------------- answers from the worked examples
+def test_an_answer_with_the_examples_facts_only_is_not_accepted() -> None:
+    from react_agent import Example
+    from react_agent._types import AgentAction as Action
+
+    example = Example(task="Find user Xq-Quill", steps=[AgentStep(
+        action="find_user", action_input={"username": "Xq-Quill"}, observation="Xq-Quill: email xq@quill.test")],
+        answer=Action(action="FINISH", action_input="Xq-Quill: xq@quill.test"))
+    model = ScriptedChatModel([finish("Zoe: email xq@quill.test"), call(), finish("Zoe: zoe@example.org")])
+    RUNS.clear()
+    result = ReactAgent(model, [TOOL], lang="en", examples=[example]).run("Find user Zoe")
+    assert result.status == "finished" and result.output == "Zoe: zoe@example.org"
+    assert result.steps[0].is_error and "xq@quill.test" in result.steps[0].observation
+    assert "worked examples" in result.steps[0].observation
+
+
+def test_example_values_the_task_or_a_result_gives_are_fine() -> None:
+    from react_agent import Example
+    from react_agent._types import AgentAction as Action
+
+    example = Example(task="Find user Zoe", answer=Action(action="find_user", action_input={"username": "Zoe"}))
+    model = ScriptedChatModel([finish("Zoe is a user.")])
+    assert ReactAgent(model, [TOOL], lang="en", examples=[example]).run("Is Zoe a user?").status == "finished"

@@ -1,0 +1,257 @@
+"""The embedded model's decoding pipeline, without the model: a stand-in llama (or a scripted completion function)
+gives the completions, the real grammar converter compiles every schema."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.tools import StructuredTool
+
+from react_agent import ConfigError, ReactAgent, RunState
+from react_agent._types import FINISH, CallContext
+from react_agent.models import LocalChatModel
+from react_agent.models.local import _model
+from react_agent.models.local._pipeline import (
+    DEFAULT_TECHNIQUES,
+    PIPELINE,
+    REMOVED_TECHNIQUES,
+    bounded_integers,
+    context_addresses,
+    select,
+    unique_items,
+    with_format_patterns,
+)
+from react_agent.models.local._staged import CUT_RETRY_TOKENS, bounded_values, decoded_answer, prepared
+from react_agent.testing import ScriptedChatModel
+from react_agent.tools import answer_schema
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def book_meeting(title: str, attendees: list[str], duration_minutes: int, contact: str) -> str:
+    """Book a meeting in the calendar."""
+    return "booked"
+
+
+BOOK = StructuredTool.from_function(book_meeting)
+
+
+class Script:
+    """A completion function with scripted outputs; records (prompt, schema, suffix, stop, min_tokens)."""
+
+    def __init__(self, *outputs: str) -> None:
+        self.outputs = list(outputs)
+        self.calls: list[tuple[str, Mapping[str, Any], str, list[str], int]] = []
+
+    def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Any = (),
+                 min_tokens: int = 1) -> str:
+        self.calls.append((prompt, schema, suffix, list(stop), min_tokens))
+        return self.outputs.pop(0)
+
+
+class FakeLlama:
+    """A stand-in for ``llama_cpp.Llama``: scripted completion texts; records each call's options."""
+
+    def __init__(self, *texts: str, cut: tuple[int, ...] = ()) -> None:
+        self.metadata: dict[str, str] = {}
+        self.texts, self.cut, self.calls = list(texts), cut, []  # type: list[dict[str, Any]]
+
+    def create_completion(self, prompt: str, **options: Any) -> dict[str, Any]:
+        self.calls.append({"prompt": prompt, **options})
+        finish = "length" if len(self.calls) - 1 in self.cut else "stop"
+        return {"choices": [{"text": self.texts.pop(0), "finish_reason": finish}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
+
+
+@pytest.fixture
+def fake_llama(monkeypatch: pytest.MonkeyPatch) -> Any:
+    def install(*texts: str, cut: tuple[int, ...] = ()) -> FakeLlama:
+        llama = FakeLlama(*texts, cut=cut)
+        monkeypatch.setattr(LocalChatModel, "_client", lambda self: (llama, threading.Lock()))
+        return llama
+    return install
+
+
+# --------------------------------------------------------------------------- options
+def test_every_technique_has_one_declared_stage_and_the_default_is_all_of_them() -> None:
+    assert [t.name for t in PIPELINE] == list(DEFAULT_TECHNIQUES) == list(LocalChatModel().techniques)
+    order = ["before_decoding", "grammar", "after_decoding"]
+    assert [order.index(t.stage) for t in PIPELINE] == sorted(order.index(t.stage) for t in PIPELINE)
+
+
+def test_techniques_run_in_pipeline_order_whatever_order_they_are_named_in() -> None:
+    assert LocalChatModel(techniques=["unique_items", "two_stage"]).techniques == ("two_stage", "unique_items")
+    assert LocalChatModel(techniques=[]).techniques == ()
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("two_stage", "list of technique names"), (["grounding"], "was removed"), (["speedy"], "unknown technique"),
+    ([3], "give names"), (["two_stage", "two_stage"], "named twice"), (None, "list of technique names"),
+])
+def test_a_bad_techniques_option_is_a_config_error_naming_the_valid_ones(value: Any, says: str) -> None:
+    with pytest.raises(ConfigError, match=says) as caught:
+        LocalChatModel(techniques=value)
+    if says != "named twice":
+        assert "two_stage" in str(caught.value) and "unique_items" in str(caught.value)
+
+
+@pytest.mark.parametrize("flag", sorted(REMOVED_TECHNIQUES | {"two_stage", "format_patterns", "retry_cut"}))
+def test_the_removed_on_off_flags_are_rejected_with_a_pointer_to_techniques(flag: str) -> None:
+    with pytest.raises(ConfigError, match=r"removed.*techniques=\["):
+        LocalChatModel(**{flag: True})
+
+
+# --------------------------------------------------------------------------- grammar
+def test_format_patterns_come_only_from_a_format_the_schema_declares() -> None:
+    schema = {"type": "object", "properties": {
+        "email": {"type": "string"}, "to": {"type": "string", "format": "email"},
+        "day": {"type": "string", "format": "date"}, "kind": {"type": "string", "format": "email", "enum": ["a@b.c"]},
+        "when": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]}}}
+    props = with_format_patterns(schema)["properties"]
+    assert "pattern" not in props["email"]  # a name says nothing: "email" may hold "Иван Петров <ivan@mail.ru>"
+    assert props["to"]["pattern"].startswith("^") and "pattern" not in props["kind"]
+    assert props["day"]["pattern"] == r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+    assert "pattern" in props["when"]["anyOf"][0]
+    _model._grammar_for(json.dumps(with_format_patterns(schema)))  # llama.cpp compiles every pattern
+
+
+def test_declared_addresses_are_the_ones_the_context_writes_spelled_as_written() -> None:
+    schema = {"type": "object", "properties": {"to": {"type": "string", "format": "email"},
+                                               "site": {"type": "string", "format": "uri"},
+                                               "who": {"type": "string"}}}
+    text = "Напиши Ольге на Olga.K@Mail.ru (копия: boss@firm.io.) про https://firm.io/q3."
+    props = context_addresses(schema, text)["properties"]
+    assert props["to"]["enum"] == ["Olga.K@Mail.ru", "boss@firm.io"] and props["site"]["enum"] == ["https://firm.io/q3"]
+    assert "enum" not in props["who"]
+    assert context_addresses(schema, "no address here") == schema
+    _model._grammar_for(json.dumps(context_addresses(schema, text)))
+
+
+def test_bounded_integers_enumerate_small_ranges_only() -> None:
+    small = bounded_integers({"type": "integer", "minimum": 1, "exclusiveMaximum": 4})
+    assert small["enum"] == [1, 2, 3]
+    assert "enum" not in bounded_integers({"type": "integer", "minimum": 0, "maximum": 10_000})
+    assert "enum" not in bounded_integers({"type": "integer", "minimum": 1})
+
+
+# --------------------------------------------------------------------------- decoding
+def test_two_stages_decide_the_tool_then_its_arguments_under_its_own_schema() -> None:
+    step = prepared(select(DEFAULT_TECHNIQUES), answer_schema([BOOK]), CallContext(task="t"))
+    args = '{"title": "Sync", "attendees": ["Ann"], "duration_minutes": 30, "contact": "ann@x.org"}}'
+    script = Script('{"thought": "book it", "action": "book_meeting", ', args)
+    text = decoded_answer(script, "PROMPT", step, CallContext(task="t"))
+    assert json.loads(text)["action_input"]["title"] == "Sync"
+    (_, first, _, stop, _), (prompt, second, suffix, _, _) = script.calls
+    assert stop == ['"action_input"'] and "anyOf" in first
+    assert prompt.endswith('"action_input":') and suffix == "}" and set(second["properties"]) == {
+        "title", "attendees", "duration_minutes", "contact"}
+
+
+def test_arguments_cut_by_the_budget_are_decoded_again_with_bounded_values() -> None:
+    context = CallContext(task="Забронируй встречу «Планёрка» на 45 минут с Олегом")
+    step = prepared(select(DEFAULT_TECHNIQUES), answer_schema([BOOK]), context)
+    runaway = '{"title": "Планёрка", "attendees": ["Олег"], "duration_minutes": 4500000000000'
+    whole = '{"title": "Планёрка", "attendees": ["Олег"], "duration_minutes": 45, "contact": "o@x.ru"}}'
+    script = Script('{"thought": "t", "action": "book_meeting", ', runaway, whole)
+    text = decoded_answer(script, "PROMPT", step, context)
+    assert json.loads(text)["action_input"]["duration_minutes"] == 45
+    _, retry, _, _, reserve = script.calls[-1]
+    assert retry["properties"]["duration_minutes"] == {"enum": [45]} and reserve == CUT_RETRY_TOKENS
+    assert retry["properties"]["title"]["maxLength"] <= 80
+
+
+def test_a_cut_that_stays_cut_is_returned_as_it_is_and_a_cut_finish_text_is_closed() -> None:
+    step = prepared(select(DEFAULT_TECHNIQUES), answer_schema([BOOK]), CallContext())
+    runaway = '{"title": "aaaaaaaa'
+    text = decoded_answer(Script('{"thought": "t", "action": "book_meeting", ', runaway, runaway), "P", step,
+                          CallContext())
+    assert text.endswith(runaway)
+    finish = decoded_answer(Script('{"thought": "t", "action": "FINISH", ', '"Готово, я не \\'), "P", step,
+                            CallContext())
+    assert json.loads(finish) == {"thought": "t", "action": FINISH, "action_input": "Готово, я не "}
+
+
+def test_bounded_values_leave_enums_patterns_and_booleans_alone() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string", "enum": ["x"]}, "b": {"type": "boolean"},
+                                               "c": {"type": "string", "pattern": "^x$"}}}
+    assert bounded_values(schema, "12 и 13") == schema
+
+
+# --------------------------------------------------------------------------- after decoding
+def test_unique_items_drop_a_repeated_string_unless_the_task_repeats_it() -> None:
+    assert unique_items({"tags": ["bug", "ui", "ui", "ui"]}, "tag it bug and ui") == {"tags": ["bug", "ui"]}
+    assert unique_items({"cities": ["Рим", "Рим"]}, "Рим, потом Париж, потом снова Рим") == {"cities": ["Рим", "Рим"]}
+    assert unique_items({"size": [16, 16], "flags": [True, True]}, "16x16") == {"size": [16, 16], "flags": [True, True]}
+
+
+RUSSIAN_CALLS = [
+    ("Создай сделку с компанией «Ромашка» на пятнадцать тысяч рублей",
+     {"company": "Ромашка", "amount": 15000, "currency": "RUB"}),
+    ("Найди клиента Иванова в Москве", {"last_name": "Иванов", "city": "Москва"}),
+    ("Назначь задачу Ивану Петрову со скидкой 12 процентов", {"assignee": "Иван Петров", "discount": 0.12}),
+    ("Отправь письмо Марии: «встреча переносится»", {"to": "Мария", "body": "встреча переносится",
+                                                     "tags": ["встреча", "перенос"]}),
+    ("Поставь напоминание на двадцать первое марта в девять утра", {"date": "2025-03-21", "time": "09:00"}),
+]
+
+
+@pytest.mark.parametrize(("task", "args"), RUSSIAN_CALLS)
+def test_correct_russian_calls_pass_through_unchanged(task: str, args: dict[str, Any]) -> None:
+    answer = {"thought": "", "action": "crm_call", "action_input": args}
+    assert LocalChatModel().after_decoding(answer, CallContext(task=task)) == answer
+
+
+# --------------------------------------------------------------------------- the model with a stand-in llama
+def test_the_agent_hands_task_observations_and_tools_explicitly_even_with_a_custom_prompt(
+        tmp_path: Path, fake_llama: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prompt set copied with other wording (no "Now your turn", no "Task:"): the model still gets the task,
+    the observations and the tools, and the techniques act (the cut value is retried among the task's numbers)."""
+    folder = tmp_path / "mine"
+    shutil.copytree(ROOT / "prompts" / "en", folder)
+    step = folder / "step.jinja"
+    step.write_text(step.read_text(encoding="utf-8").replace("**Task**:", "What you are asked:")
+                    .replace("Task: {{ e.task }}", "Asked: {{ e.task }}"), encoding="utf-8")
+    assert "Task" not in step.read_text(encoding="utf-8")
+    seen: list[CallContext] = []
+    real = _model.decoded_answer
+
+    def spy(complete: Any, prompt: str, step_: Any, context: CallContext) -> str:
+        seen.append(context)
+        return real(complete, prompt, step_, context)
+
+    monkeypatch.setattr(_model, "decoded_answer", spy)
+    llama = fake_llama('{"thought": "t", "action": "book_meeting", ',
+                       '{"title": "Standup", "attendees": ["Bo"], "duration_minutes": 150000000',
+                       '{"title": "Standup", "attendees": ["Bo"], "duration_minutes": 15, "contact": "b@x.io"}}',
+                       '{"thought": "done", "action": "FINISH", ', ' "Booked."}', cut=(1,))
+    task = "Book a 15 minute Standup with Bo"
+    agent = ReactAgent(LocalChatModel(), [BOOK], prompts=str(folder), max_iterations=3)
+    result = agent.run(task)
+    assert result.status == "finished" and result.output == "Booked."
+    assert result.steps[0].action_input["duration_minutes"] == 15
+    assert seen[0].task == task and [t.name for t in seen[0].tools] == ["book_meeting"]
+    assert seen[0].tools[0].parameters["properties"]["duration_minutes"]["type"] == "integer"
+    assert seen[1].observations == ("booked",)
+    assert llama.calls[2]["max_tokens"] >= CUT_RETRY_TOKENS
+
+
+def test_models_that_do_not_declare_it_never_see_the_call_context() -> None:
+    model = ScriptedChatModel(['{"thought": "t", "action": "FINISH", "action_input": "ok"}'])
+    ReactAgent(model, [BOOK]).run("hi")
+    assert "react_agent_call" not in model.calls[0].kwargs
+
+
+def test_a_direct_call_without_context_works_and_a_wrong_context_is_a_type_error(fake_llama: Any) -> None:
+    fake_llama('{"thought": "t", "action": "FINISH", ', ' "hi"}')
+    agent = ReactAgent(ScriptedChatModel([]), [BOOK])
+    reply = LocalChatModel().invoke(agent.build_messages(RunState("x")),
+                                    response_format=ReactAgent(LocalChatModel(), [BOOK]).response_format)
+    assert json.loads(str(reply.content))["action"] == FINISH
+    with pytest.raises(TypeError, match="CallContext"):
+        LocalChatModel().invoke("x", react_agent_call={"task": "x"})
