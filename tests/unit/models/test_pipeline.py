@@ -61,9 +61,21 @@ class FakeLlama:
     def __init__(self, *texts: str, cut: tuple[int, ...] = ()) -> None:
         self.metadata: dict[str, str] = {}
         self.texts, self.cut, self.calls = list(texts), cut, []  # type: list[dict[str, Any]]
+        self.input_ids: list[int] = []
+        self.n_tokens = 0
 
-    def create_completion(self, prompt: str, **options: Any) -> dict[str, Any]:
-        self.calls.append({"prompt": prompt, **options})
+    def token_bos(self) -> int:
+        return -1
+
+    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        return list(text)  # one token a byte: the prompt is read back from its tokens
+
+    def longest_token_prefix(self, a: list[int], b: list[int]) -> int:
+        return 0
+
+    def create_completion(self, prompt: str | list[int], **options: Any) -> dict[str, Any]:
+        text = prompt if isinstance(prompt, str) else bytes(prompt).decode("utf-8")
+        self.calls.append({"prompt": text, **options})
         finish = "length" if len(self.calls) - 1 in self.cut else "stop"
         return {"choices": [{"text": self.texts.pop(0), "finish_reason": finish}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
