@@ -11,7 +11,6 @@ import argparse
 import importlib
 import importlib.util
 import inspect
-import json
 import os
 import re
 import sys
@@ -23,7 +22,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from react_agent import Example
-from react_agent.cli._models import EXIT_TOOLS, EXIT_USAGE, CliError, model_options
+from react_agent.cli._models import EXIT_TOOLS, EXIT_USAGE, CliError, json_list, model_options
 
 __all__ = ["CONSTRAINED_CHOICES", "add_model_and_tool_flags", "agent_options", "load_examples", "load_tools",
            "model_options"]
@@ -77,15 +76,8 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def load_examples(path: str) -> list[Example]:
     """The worked examples of ``--examples FILE.json``: a JSON list of :class:`~react_agent.Example` objects."""
-    try:
-        data = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CliError(f"--examples: cannot read {path!r}: {exc.strerror}", EXIT_USAGE) from None
-    except ValueError as exc:
-        raise CliError(f"--examples: {path!r} is not JSON: {exc}", EXIT_USAGE) from None
-    if not isinstance(data, list):
-        raise CliError(f"--examples: {path!r} must hold a JSON list of examples "
-                       '({"task": ..., "steps": [...], "answer": {"action": ..., "action_input": ...}})', EXIT_USAGE)
+    data = json_list(path, "--examples", 'examples ({"task": ..., "steps": [...], "answer": {"action": ..., '
+                                         '"action_input": ...}})')
     try:
         return [Example.model_validate(item) for item in data]
     except ValueError as exc:

@@ -85,14 +85,21 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def scripted_replies(path: str) -> list[str]:
-    """The replies of ``--model scripted:FILE``: a JSON list (texts, or objects written as JSON)."""
+def json_list(path: str, flag: str, what: str) -> list[Any]:
+    """The JSON list in the file of ``flag`` (``--examples``, ``--model scripted:``); a :class:`CliError` naming
+    the flag when the file cannot be read, is not JSON or holds no list (``what``: what the list should hold)."""
     try:
         data = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
     except OSError as exc:
-        raise CliError(f"--model scripted: cannot read {path!r}: {exc.strerror}", EXIT_USAGE) from None
+        raise CliError(f"{flag}: cannot read {path!r}: {exc.strerror}", EXIT_USAGE) from None
     except ValueError as exc:
-        raise CliError(f"--model scripted: {path!r} is not JSON: {exc}", EXIT_USAGE) from None
+        raise CliError(f"{flag}: {path!r} is not JSON: {exc}", EXIT_USAGE) from None
     if not isinstance(data, list):
-        raise CliError(f"--model scripted: {path!r} must hold a JSON list of replies", EXIT_USAGE)
+        raise CliError(f"{flag}: {path!r} must hold a JSON list of {what}", EXIT_USAGE)
+    return data
+
+
+def scripted_replies(path: str) -> list[str]:
+    """The replies of ``--model scripted:FILE``: a JSON list (texts, or objects written as JSON)."""
+    data = json_list(path, "--model scripted", "replies")
     return [item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in data]

@@ -14,13 +14,13 @@ from pydantic import SecretStr
 
 from react_agent.errors import ConfigError, MissingPackageError
 
-__all__ = ["check_gigachat_settings", "check_model_setup", "gigachat_has_credentials"]
+__all__ = ["check_gigachat_settings", "check_model_setup", "gigachat_has_credentials", "wrapped_models"]
 
 _FILE_SETTINGS = ("ca_bundle_file", "cert_file", "key_file")
 _GIGACHAT_CREDENTIALS = ("credentials", "access_token", "user")
 
 
-def _models(llm: Any) -> list[Any]:
+def wrapped_models(llm: Any) -> list[Any]:
     """``llm`` and the models it wraps (``bind``, ``with_retry``, ``with_config``, ``with_fallbacks``)."""
     found: list[Any] = []
     todo: list[Any] = [llm]
@@ -65,7 +65,7 @@ def check_gigachat_settings() -> None:
 def check_model_setup(llm: Any) -> None:
     """Raise :class:`ConfigError` for a setup mistake of ``llm`` (or a model it wraps) that every call
     would meet, naming the fix."""
-    for model in _models(llm):
+    for model in wrapped_models(llm):
         for setting in _FILE_SETTINGS:
             value = getattr(model, setting, None)
             if isinstance(value, (str, os.PathLike)) and str(value) and not Path(value).expanduser().is_file():

@@ -60,6 +60,7 @@ from pydantic import BaseModel, SecretBytes, SecretStr
 
 from react_agent._types import AgentResult, AgentStep, Usage
 from react_agent.errors import JournalError, JournalMismatchError
+from react_agent.models import wrapped_models
 from react_agent.tools import Outcome
 
 __all__ = [
@@ -152,20 +153,6 @@ _CLIENT_ATTRS = ("_client", "client", "async_client", "root_client", "root_async
 _TOKEN_ATTRS = ("token", "access_token", "_access_token", "api_key", "_api_key", "bearer_token", "auth_token")
 
 
-def _models(llm: Any) -> list[Any]:
-    """``llm`` and the models it wraps (``bind``, ``with_retry``, ``with_config``, ``with_fallbacks``)."""
-    found: list[Any] = []
-    todo: list[Any] = [llm]
-    while todo and len(found) < 16:
-        item = todo.pop()
-        if item is None or any(item is f for f in found):
-            continue
-        found.append(item)
-        todo += [getattr(item, "bound", None), getattr(item, "runnable", None),
-                 *list(getattr(item, "fallbacks", None) or [])]
-    return found
-
-
 def _runtime_tokens(model: Any) -> set[str]:
     """Tokens a model's client obtained at run time (GigaChat's access token, an OpenAI client's key...).
     Only clients already created are read: nothing is created or fetched here."""
@@ -192,7 +179,7 @@ def secret_values(llm: Any) -> tuple[str, ...]:
     ``lc_secrets`` settings, the environment variables ``lc_secrets`` names, and tokens its client obtained
     at run time. Longest first, each also JSON-escaped."""
     found: set[str] = set()
-    for model in _models(llm):
+    for model in wrapped_models(llm):
         declared: Mapping[str, str] = {}
         try:
             declared = dict(getattr(model, "lc_secrets", {}) or {})
