@@ -180,7 +180,8 @@ def _in_venv(venv: Path, *argv: str, cwd: Path) -> subprocess.CompletedProcess[s
 
 def test_the_wheel_in_a_fresh_venv_imports_from_itself_and_declares_every_extra(venv: Path, tmp_path: Path) -> None:
     """pip-installed into a fresh venv: react_agent comes from the venv, the wheel's metadata has every extra
-    of pyproject.toml, and this environment satisfies each extra's requirements."""
+    of pyproject.toml, and this environment satisfies each extra's requirements (all but the weights of the
+    catalogue's other models, which the set-up does not download)."""
     tomllib = pytest.importorskip("tomllib")
     extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
     done = _in_venv(venv, str(venv / "bin" / "python"), "-c", _SMOKE, cwd=tmp_path)
@@ -188,7 +189,10 @@ def test_the_wheel_in_a_fresh_venv_imports_from_itself_and_declares_every_extra(
     report = json.loads(done.stdout)
     assert Path(report["file"]).resolve().is_relative_to(venv.resolve())
     assert set(report["extras"]) - {""} == extras
-    assert report["unmet"] == {}
+    from react_agent.models import CATALOG, DEFAULT_LOCAL_MODEL
+
+    optional = {entry.extra for entry in CATALOG.values() if entry.name != DEFAULT_LOCAL_MODEL}
+    assert set(report["unmet"]) <= optional, report["unmet"]
     assert report["entry"] == ["react-agent"]
 
 
