@@ -79,6 +79,7 @@ TEMPLATE_VARIABLES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
     "repeated_call": (frozenset({"action", "observation"}), frozenset({"action", "observation", "action_input"})),
     "timeout": (frozenset({"last_observation"}), frozenset({"last_observation", "steps", "seconds"})),
     "truncated": (frozenset({"omitted"}), frozenset({"omitted"})),
+    "observation": (frozenset({"observation"}), frozenset({"action", "action_input", "observation", "is_error"})),
     "conversation": (frozenset({"turns", "task"}), frozenset({"turns", "task"})),
     "answer_format": (frozenset({"task", "schema"}), frozenset({"task", "schema"})),
     "invalid_answer": (frozenset({"error"}), frozenset({"error", "schema"})),

@@ -2,8 +2,9 @@
 
 Each task gets a fresh store and a ``ReactAgent`` with the task's tools, built as ``react-agent run --tools``
 builds it (``local`` models: the ``<lang>-compact`` prompts and the demo's worked examples that fit the
-tools; other models: the ``<lang>`` prompts; ``--prompts`` overrides). The run's first step is the first
-decision (a call, FINISH, or an unparseable reply), judged against the expected first call; the whole run is
+tools, else the examples the model's profile generates from the tools' schemas; other models: the ``<lang>``
+prompts; ``--prompts`` overrides). The run's first step is the first decision (a call, FINISH, or an
+unparseable reply), judged against the expected first call; the whole run is
 judged on its outcome (the store's log of successful calls and the final answer). Per language it prints
 first-call accuracy, run-outcome accuracy and the median seconds per task; ``--out`` gets one JSON record
 per task (expected call, decision, verdicts, steps, the store's calls).
@@ -75,8 +76,10 @@ def agent_factory(spec: str, *, prompts: str | None = None,
                                    "max_iterations": max_iterations}
         if local:
             names = {FINISH, *(tool.name for tool in tools)}
-            options["examples"] = [e for e in DEMO_EXAMPLES[lang]
-                                   if {e.answer.action, *(s.action for s in e.steps if s.action)} <= names]
+            fitting = [e for e in DEMO_EXAMPLES[lang]
+                       if {e.answer.action, *(s.action for s in e.steps if s.action)} <= names]
+            if fitting:  # other tools: the model's profile generates examples from their schemas, as in the CLI
+                options["examples"] = fitting
         return ReactAgent(llm, tools, **options)
 
     return build

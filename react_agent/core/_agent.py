@@ -245,8 +245,13 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
                                           one_call=_protocols.one_call_models(self.llm))
 
     def build_messages(self, state: RunState) -> list[BaseMessage]:
-        """The messages of the next decision (the ``step`` prompt)."""
+        """The messages of the next decision: the ``step`` prompt, with the history inside it or, under
+        ``history_layout="messages"``, rendered as on the first step and followed by the decisions as chat turns."""
         own = (self.registry.specs, self.example_variables)
+        if self.config.history_layout == "messages":
+            first = step_messages(self.prompts, state, self.prompt_variables(state, window=0), own)
+            return first + _protocols.turn_messages(self.prompts, state.steps, limit=self.config.max_observation_chars,
+                                                    window=self.config.history_window)
         return step_messages(self.prompts, state, self.prompt_variables(state), own)
 
     def build_reflection_messages(self, state: RunState) -> list[BaseMessage]:

@@ -39,6 +39,10 @@ class AgentConfig(BaseModel):
       :class:`PromptSet`; ``lang`` picks the built-in set under them when ``prompts`` is not a set name
       (``"en"``, or ``"en-compact"`` to layer a folder on the compact set).
     - ``history_window``: how many recent steps the step prompt shows (``None``: all). The result keeps all.
+    - ``history_layout``: ``"prompt"`` (the step prompt's ``history`` variable holds the steps; default) or
+      ``"messages"`` (the step prompt is rendered as on the first step and each decision follows it as chat
+      turns: the decision's JSON as an ``AIMessage``, its results from the ``observation`` template as a
+      ``HumanMessage``; what instruct models are trained on, and the prompt's prefix never changes).
     - ``max_observation_chars``: observations longer than this are truncated in prompts behind a marker.
     - ``final_answer``: ``"auto"`` (one extra call that writes the answer when FINISH came without one),
       ``"always"`` (also when the iteration limit is reached) or ``"never"``.
@@ -76,6 +80,7 @@ class AgentConfig(BaseModel):
     lang: Literal["ru", "en", "ru-compact", "en-compact"] | None = Field(
         None, description="'ru', 'en', 'ru-compact', 'en-compact' or None")
     history_window: Annotated[StrictInt, Field(ge=0)] | None = Field(3, description="None or an integer >= 0")
+    history_layout: Literal["prompt", "messages"] = Field("prompt", description="'prompt' or 'messages'")
     max_observation_chars: PositiveInt = Field(2000, description="a positive integer")
     final_answer: FinalAnswerMode = Field("auto", description="'auto', 'always' or 'never'")
     allow_plain_answer: StrictBool = Field(False, description="True or False")

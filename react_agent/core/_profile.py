@@ -1,8 +1,10 @@
 """The agent options a model's profile implies when the user did not give them.
 
-A model class may declare ``agent_profile``; ``"compact"`` (``LocalChatModel``) means a small model: an agent given
-no ``prompts=`` uses the compact prompt set of its language, and one given no ``examples=`` the worked examples
-``examples_for_tools`` generates from its tools' schemas. Options the user gives always win.
+A model may declare ``agent_profile``; ``"compact"`` (``LocalChatModel`` on a base model) means a small model: an
+agent given no ``prompts=`` uses the compact prompt set of its language, and one given no ``examples=`` the worked
+examples ``examples_for_tools`` generates from its tools' schemas. ``"chat"`` (``LocalChatModel`` on an instruct
+model with a chat template) adds ``history_layout="messages"``: the decisions follow the prompt as chat turns.
+Options the user gives always win.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ __all__ = ["PROFILES", "profile_options"]
 
 logger = logging.getLogger(__name__)
 
-PROFILES = ("compact",)
+PROFILES = ("compact", "chat")
 """The profiles a model may declare."""
 
 
@@ -32,6 +34,8 @@ def profile_options(llm: Any, tools: Sequence[Any], options: Mapping[str, Any]) 
     lang = options.get("lang") or _language(options.get("prompts")) or "ru"
     if "prompts" not in options:
         out["prompts"] = f"{lang}-compact"
+    if profile == "chat" and "history_layout" not in options:
+        out["history_layout"] = "messages"
     if "examples" not in options:
         try:
             out["examples"] = examples_for_tools(list(tools), lang=lang)

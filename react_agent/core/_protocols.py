@@ -4,7 +4,9 @@ approvals, running, the journal, review, budgets - is the loop's shared code.
 
 The native protocol's prompt is the ``native`` system prompt, the task, and the run's steps as
 ``AIMessage(tool_calls)`` + ``ToolMessage`` pairs (one call per ``AIMessage`` for a model that takes one,
-GigaChat), with the reply's ``functions_state_id`` sent back.
+GigaChat), with the reply's ``functions_state_id`` sent back. The text protocol's ``history_layout="messages"``
+lays the run's decisions out the same way in text: the decision's JSON as an ``AIMessage``, its results (the
+``observation`` template) as a ``HumanMessage``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from react_agent.runtime import ModelReply, NativeReply, RunState, read_native_r
 from react_agent.tools import Outcome, ToolRegistry
 
 __all__ = ["FINAL_TOOL", "Call", "Decision", "bind_native", "native_decision", "native_messages", "one_call_models",
-           "text_decision"]
+           "text_decision", "turn_messages"]
 
 FINAL_TOOL = "final_answer"
 """Under the native protocol with ``output_schema``: the tool whose arguments are the final answer."""
@@ -114,6 +116,34 @@ def native_messages(prompts: PromptSet, state: RunState, *, system: str, limit: 
     for group in _groups(state.steps, window):
         messages += _decision_messages(group, prompts, limit, one_call)
     return messages
+
+
+def turn_messages(prompts: PromptSet, steps: Sequence[AgentStep], *, limit: int,
+                  window: int | None) -> list[BaseMessage]:
+    """The text protocol's decisions as chat turns: each decision's JSON (a list for parallel calls; the reply
+    itself, cut to ``limit``, when it could not be parsed) as an ``AIMessage``, then its results rendered by
+    the ``observation`` template as one ``HumanMessage``, and a reflection as a ``HumanMessage`` after them."""
+    messages: list[BaseMessage] = []
+    for group in _groups(steps, window):
+        calls = [_decision_json(s) for s in group if s.action is not None]
+        if calls:
+            content = json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
+        else:
+            content = truncate(group[0].raw_output, limit, prompts)
+        results = [prompts.render("observation", action=s.action, action_input=_input_text(s.action_input),
+                                  observation=truncate(s.observation, limit, prompts), is_error=s.is_error)
+                   for s in group]
+        messages += [AIMessage(content=content), HumanMessage(content="\n\n".join(results))]
+        messages += [HumanMessage(content=s.reflection) for s in group if s.reflection]
+    return messages
+
+
+def _decision_json(step: AgentStep) -> dict[str, Any]:
+    return {"thought": step.thought, "action": step.action, "action_input": step.action_input}
+
+
+def _input_text(value: dict[str, Any] | str) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _groups(steps: Sequence[AgentStep], window: int | None) -> list[list[AgentStep]]:

@@ -536,8 +536,12 @@ def model_call_kwargs(llm: Any, schema: Mapping[str, Any] | None, mode: Constrai
 
 def agent_profile(llm: Any) -> str | None:
     """The agent profile the model under ``llm``'s wrappers declares (``LocalChatModel.agent_profile``:
-    ``"compact"``), or ``None``: which prompt set and worked examples an agent uses when it is not told."""
-    profile = getattr(type(unwrap_model(llm)), "agent_profile", None)
+    ``"compact"`` or ``"chat"``), or ``None``: which prompt set, worked examples and history layout an agent uses
+    when it is not told."""
+    try:
+        profile = getattr(unwrap_model(llm), "agent_profile", None)
+    except Exception:  # a model whose profile cannot be read has none
+        return None
     return profile if isinstance(profile, str) else None
 
 

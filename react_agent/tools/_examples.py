@@ -3,10 +3,13 @@
 A small model copies the worked examples of its prompt closely, and examples of *other* tools or with
 placeholder values (``"example"``) do not help it (``docs/local-models.md``). This module writes one example
 per tool from the tool's own argument schema: a task sentence that names the tool's purpose (its name in
-words) and realistic argument values, and the answer that calls the tool with exactly those values. The
-values come from the schema: an ``enum``'s first value, integers inside their bounds, an e-mail for an
+words) and argument values of the right form that no user would type (invented names, places and
+companies: an answer that repeats them was copied from the example, which the agent can tell), and the answer
+that calls the tool with exactly those values. The values come from the schema: a ``pattern``'s sample, an
+``enum``'s first value, integers inside their bounds, an e-mail for an
 e-mail field, a name for a name field, a city for a location, and so on; every argument of one example gets
-a different value, so the model learns which value goes where. Optionally one more example shows a task
+a different value, so the model learns which value goes where. A tool whose schema no sample satisfies gets no
+example. Optionally one more example shows a task
 no tool can do, answered with FINISH.
 
 The sentences are model-facing text, so they are jinja macros in ``prompts/fewshot/<lang>.jinja``.
@@ -17,6 +20,7 @@ The sentences are model-facing text, so they are jinja macros in ``prompts/fewsh
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,37 +31,40 @@ from langchain_core.tools import BaseTool
 from react_agent._prompts import builtin_root
 from react_agent._types import FINISH, AgentAction, Example
 from react_agent.errors import ConfigError
+from react_agent.tools._registry import ToolRegistry
 from react_agent.tools._schema import tool_args_schema
 
-__all__ = ["FEWSHOT_LANGUAGES", "examples_for_tools", "humanize", "sample_arguments", "sample_value"]
+__all__ = ["FEWSHOT_LANGUAGES", "examples_for_tools", "humanize", "pattern_sample", "sample_arguments", "sample_value"]
 
 FEWSHOT_LANGUAGES = ("en", "ru")
 
+logger = logging.getLogger(__name__)
+
 # (name or description regex, value): the first rule that matches a string argument gives its value.
 _STRING_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (r"e-?mail", ("anna@mail.org", "leo@post.net")),
+    (r"e-?mail", ("orlena.vask@example.org", "tamrik.quill@example.net")),
     (r"phone|mobile|telephone", ("+15550102030", "+15550109988")),
     (r"url|link|uri\b", ("https://example.org", "https://example.net")),
     (r"website|\bsite\b|domain", ("example.org", "example.net")),
-    (r"user_?name|login|nick", ("Anna", "Leo")),
-    (r"city|town", ("Paris", "Rome", "Oslo")),
-    (r"country|nation", ("France", "Chile")),
-    (r"location|place|address|region|area|destination|origin|start|end", ("Paris", "Rome", "Oslo")),
+    (r"user_?name|login|nick", ("Orlena", "Tamrik")),
+    (r"city|town", ("Velmora", "Quarnby", "Ostrelin")),
+    (r"country|nation", ("Valdoria", "Kestrany")),
+    (r"location|place|address|region|area|destination|origin|start|end", ("Velmora", "Quarnby", "Ostrelin")),
     (r"date|day", ("2024-05-17", "2024-06-02")),
     (r"time|hour", ("10:30", "18:45")),
     (r"lang", ("French", "German")),
     (r"currency", ("EUR", "JPY")),
     (r"unit", ("meters", "kilograms")),
-    (r"company|organi[sz]ation|brand", ("Acme", "Globex")),
+    (r"company|organi[sz]ation|brand", ("Zentrivo", "Quorvel")),
     (r"colou?r", ("green", "red")),
     (r"expression|formula|equation|function|polynomial", ("2*x + 3", "x**2 - 1")),
-    (r"title|book|movie|film|song|album", ("Dune", "Heat")),
-    (r"name|person|author|player|artist", ("Anna", "Leo")),
+    (r"title|book|movie|film|song|album", ("The Glass Orchard", "Salt Meridian")),
+    (r"name|person|author|player|artist", ("Orlena", "Tamrik")),
     (r"species|animal", ("cat", "owl")),
     (r"genre|category|type|kind", ("classic", "jazz")),
-    (r"query|search|keyword|term|topic|subject", ("coffee", "tea")),
+    (r"query|search|keyword|term|topic|subject", ("amber kettles", "tin lanterns")),
 )
-_DEFAULT_STRINGS = ("Atlas", "Maple", "Orion", "Lima")
+_DEFAULT_STRINGS = ("Vontrel", "Quisset", "Marlowen", "Ebrisk")
 _INTEGERS = (7, 4, 9, 12, 5, 3)
 _NUMBERS = (2.5, 1.5, 4.2, 6.8, 3.1)
 
@@ -156,10 +163,59 @@ def _integer(name: str, schema: Mapping[str, Any], index: int) -> int:
     return value
 
 
+_CLASS_SAMPLES = {"d": "7", "w": "a", "s": " "}
+_QUANTIFIER = re.compile(r"\{(\d+)(?:,(\d*))?\}|[+*?]")
+
+
+def pattern_sample(pattern: str) -> str | None:
+    """A short string that ``pattern`` matches, for the simple patterns ids and codes have (``^D-\\d+$``,
+    ``[A-Z]{3}``, ``^\\w+@\\w+\\.org$``): literals, escapes, ``\\d \\w \\s``, ``.``, classes and quantifiers; ``None``
+    for anything else (groups, alternatives, lookarounds), or when the sample would not match."""
+    body = pattern.removeprefix("^").removesuffix("$") if not pattern.endswith("\\$") else pattern.removeprefix("^")
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        char = body[i]
+        if char in "()|^$":
+            return None
+        if char == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            piece, i = _CLASS_SAMPLES.get(nxt, nxt), i + 2
+            if nxt.isalpha() and nxt not in _CLASS_SAMPLES:
+                return None
+        elif char == "[":
+            end = body.find("]", i + 2)
+            if end < 0 or body[i + 1] == "^":
+                return None
+            members = body[i + 1:end]
+            piece, i = (_CLASS_SAMPLES.get(members[1], "") if members.startswith("\\") else members[0]), end + 1
+        elif char == ".":
+            piece, i = "a", i + 1
+        else:
+            piece, i = char, i + 1
+        quantifier = _QUANTIFIER.match(body, i)
+        count = 1
+        if quantifier:
+            i = quantifier.end()
+            text = quantifier.group(0)
+            count = int(quantifier.group(1)) if quantifier.group(1) else {"*": 0, "?": 0, "+": 3}.get(text, 1)
+        out.append(piece * count)
+    sample = "".join(out)
+    try:
+        return sample if re.search(pattern, sample) else None
+    except re.error:
+        return None
+
+
 def _string(name: str, schema: Mapping[str, Any], index: int) -> str:
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        sample = pattern_sample(pattern)
+        if sample is not None:
+            return sample
     fmt = schema.get("format")
     if fmt == "email":
-        return "anna@mail.org"
+        return "orlena.vask@example.org"
     if fmt == "date":
         return "2024-05-17"
     if fmt in ("uri", "url"):
@@ -222,8 +278,15 @@ def examples_for_tools(tools: Sequence[BaseTool], *, lang: str = "en", irrelevan
     if irrelevant:
         out.append(Example(task=str(macros.irrelevant_task()), answer=AgentAction(
             thought=str(macros.irrelevant_thought()), action=FINISH, action_input=str(macros.irrelevant_answer()))))
+    registry = ToolRegistry(list(tools)) if tools else None
     for tool in tools:
         args = sample_arguments(tool_args_schema(tool))
+        try:
+            if registry is not None:
+                registry.validate(tool.name, args)
+        except ValueError as exc:  # a constraint no sample meets: no example rather than a wrong one
+            logger.debug("no worked example for %s: %s", tool.name, exc)
+            continue
         shown = [{"name": humanize(k), "value": _shown(v, macros)} for k, v in args.items()]
         action = humanize(tool.name)
         out.append(Example(task=str(macros.task(action, shown)),

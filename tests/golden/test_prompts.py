@@ -111,6 +111,8 @@ def golden_variables(name: str, lang: str, seed_tools: list[BaseTool]) -> dict[s
         "invalid_answer": {"error": "email: Field required", "schema": ANSWER_SCHEMA},
         "native": {"task": fixed["task"], "max_parallel_calls": None, "final_tool": None},
         "not_run": {**call, "reason": "limit", "limit": 2},
+        "observation": {"action": "register_user", "action_input": '{"username": "Ivan"}',
+                        "observation": fixed["observation_1"], "is_error": False},
     }[name]
 
 

@@ -147,6 +147,19 @@ def model_file(name: str) -> str:
         return known
 
 
+@lru_cache(maxsize=32)
+def _file_has_chat_template(path: str) -> bool:
+    """Whether the GGUF at ``path`` has a chat template (its vocabulary and metadata loaded, not its weights)."""
+    llama_cpp = _import_llama_cpp()
+    if not Path(path).is_file():
+        return False
+    llama = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
+    try:
+        return chat_template(llama) is not None
+    finally:
+        llama.close()
+
+
 def render_plain(messages: Sequence[BaseMessage]) -> str:
     """Render messages as one plain document for a base model (the module docstring has the rules)."""
     parts = [_text_of(message) for message in messages]
@@ -261,10 +274,6 @@ class LocalChatModel(BaseChatModel):
     """Constrained decoding is available: the agent passes ``response_format`` with a JSON schema."""
     accepts_call_context: ClassVar[bool] = True
     """The agent passes the task, observations and tools of each decision as ``react_agent_call``."""
-    agent_profile: ClassVar[str] = "compact"
-    """An agent given no ``prompts=`` uses the language's compact prompt set, and one given no ``examples=`` the
-    worked examples ``examples_for_tools`` makes from its tools' schemas (a small model copies examples)."""
-    """The agent passes the task, observations and tools of each decision as ``react_agent_call``."""
 
     model: str | None = None
     """Short name of a catalogue model (``gemma-3-270m``, ``qwen2.5-coder-0.5b``, ``qwen2.5-coder-1.5b``:
@@ -309,6 +318,25 @@ class LocalChatModel(BaseChatModel):
     def catalog_entry(self) -> CatalogEntry | None:
         """The catalogue entry of the weights, ``None`` for a ``model_path`` of your own."""
         return None if self.model_path is not None else CATALOG[self.model or DEFAULT_LOCAL_MODEL]
+
+    @property
+    def agent_profile(self) -> str:
+        """``"compact"``: an agent given no ``prompts=`` uses the language's compact prompt set, and one given no
+        ``examples=`` the worked examples ``examples_for_tools`` makes from its tools' schemas (a small model
+        copies examples); ``"chat"`` when the model is prompted through its chat template: the same, with the
+        decisions laid out as chat turns (``history_layout="messages"``), the form instruct models are tuned on."""
+        return "chat" if self.uses_chat_template else "compact"
+
+    @property
+    def uses_chat_template(self) -> bool:
+        """Whether prompts go through the GGUF's chat template (``prompt_format``; ``auto``: the catalogue's entry,
+        or for a ``model_path`` whether the file has a template, read from its metadata without the weights)."""
+        if self.prompt_format != "auto":
+            return self.prompt_format == "chat"
+        entry = self.catalog_entry
+        if entry is not None:
+            return entry.prompt_format == "chat"
+        return _file_has_chat_template(str(Path(self.model_path or "").expanduser()))
 
     @property
     def _pipeline(self) -> tuple[Technique, ...]:

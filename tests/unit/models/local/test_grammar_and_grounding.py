@@ -54,8 +54,8 @@ def test_one_example_per_tool_after_an_irrelevant_one(demo_tools: list[Any]) -> 
     assert [e.answer.action for e in examples] == [FINISH, *(t.name for t in demo_tools)]
     assert examples[0].task == "Tell me a joke about cats." and isinstance(examples[0].answer.action_input, str)
     register = examples[1]
-    assert register.task == "Register user with username Anna and email anna@mail.org."
-    assert register.answer.action_input == {"username": "Anna", "email": "anna@mail.org"}
+    assert register.task == "Register user with username Orlena and email orlena.vask@example.org."
+    assert register.answer.action_input == {"username": "Orlena", "email": "orlena.vask@example.org"}
     assert all(not e.steps for e in examples)
     assert [e.answer.action for e in examples_for_tools(demo_tools, irrelevant=False)] == [t.name for t in demo_tools]
 
@@ -74,11 +74,11 @@ def test_values_follow_the_schema() -> None:
     args = example.answer.action_input
     assert isinstance(args, dict)
     jsonschema.validate(args, tool_args_schema(tool))
-    assert args["city"] == "Paris" and 1 <= args["guests"] <= 4 and args["room"] == "single"
+    assert args["city"] == "Velmora" and 1 <= args["guests"] <= 4 and args["room"] == "single"
     assert re.fullmatch(r"[^@ ]+@[^@ ]+[.][^@ ]+", args["contact_email"]) and args["late_checkout"] is True
     assert len(args["nights"]) == 2 and args["nights"][0] != args["nights"][1]
-    assert example.task.startswith("Book hotel reserve with city Paris, guests ")
-    for value in ("Paris", "single", args["contact_email"], "yes"):
+    assert example.task.startswith("Book hotel reserve with city Velmora, guests ")
+    for value in ("Velmora", "single", args["contact_email"], "yes"):
         assert value in example.task
 
 
@@ -97,14 +97,14 @@ def test_dict_schemas_get_values_in_range_and_distinct_siblings() -> None:
 def test_no_required_argument_takes_the_first_one() -> None:
     schema = {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}}
     [_, example] = examples_for_tools([dict_tool("webSearch", schema)])
-    assert example.answer.action_input == {"query": "coffee"}
-    assert example.task == "Web search with query coffee."
+    assert example.answer.action_input == {"query": "amber kettles"}
+    assert example.task == "Web search with query amber kettles."
 
 
 def test_russian_sentences_and_unknown_language(demo_tools: list[Any]) -> None:
     examples = examples_for_tools(demo_tools, lang="ru")
     assert examples[0].task == "Расскажи анекдот про котов."
-    assert examples[1].task.startswith("Нужно: register user, username Anna")
+    assert examples[1].task.startswith("Нужно: register user, username Orlena")
     with pytest.raises(ConfigError, match="lang must be one of en, ru"):
         examples_for_tools(demo_tools, lang="de")
 
@@ -113,7 +113,7 @@ def test_the_agent_renders_the_generated_examples(demo_tools: list[Any]) -> None
     examples = examples_for_tools(demo_tools)
     agent = ReactAgent(ScriptedChatModel([]), demo_tools, prompts="en-compact", examples=examples)
     prompt = str(agent.build_messages(RunState(SEED_TASK))[0].content)
-    assert "Example 2\nTask: Register user with username Anna and email anna@mail.org." in prompt
+    assert "Example 2\nTask: Register user with username Orlena and email orlena.vask@example.org." in prompt
     assert prompt.index("Example 4") < prompt.index("Now your turn") < prompt.index(SEED_TASK)
 
 

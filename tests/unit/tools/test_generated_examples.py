@@ -1,0 +1,80 @@
+"""``examples_for_tools``: one worked example per tool from its schema, with values of the form the schema asks
+for that no user would type, and no example at all for a tool whose constraints no sample meets."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+import pytest
+from langchain_core.tools import StructuredTool
+from pydantic import BaseModel, Field
+
+from react_agent import ReactAgent, examples_for_tools
+from react_agent.testing import ScriptedChatModel
+from react_agent.tools._examples import pattern_sample
+
+
+@pytest.mark.parametrize("pattern", [r"^D-\d+$", r"[A-Z]{3}", r"^\w+@\w+\.org$", r"^T-\d{4}$",
+                                     r"^[a-z0-9_]{3,16}$", r"\d+\.\d+", r"^INV/\d{2,}$"])
+def test_a_simple_pattern_gets_a_sample_it_matches(pattern: str) -> None:
+    sample = pattern_sample(pattern)
+    assert sample is not None and re.search(pattern, sample)
+
+
+@pytest.mark.parametrize("pattern", [r"^(a|b)$", r"^(?=x)\d$", r"[^0-9]+", r"^\p{L}+$"])
+def test_a_pattern_beyond_the_simple_kind_gets_no_sample(pattern: str) -> None:
+    assert pattern_sample(pattern) is None
+
+
+class DealArgs(BaseModel):
+    deal_id: str = Field(pattern=r"^D-\d+$", description="Deal id")
+    stage: str
+
+
+class OddArgs(BaseModel):
+    code: str = Field(pattern=r"^(red|blue)-\d$")
+
+
+def update_deal(deal_id: str, stage: str) -> str:
+    """Move a deal to a stage."""
+    return "ok"
+
+
+def odd(code: str) -> str:
+    """Check a code."""
+    return "ok"
+
+
+DEAL = StructuredTool.from_function(update_deal, args_schema=DealArgs)
+ODD = StructuredTool.from_function(odd, args_schema=OddArgs)
+
+
+def test_a_patterned_argument_gets_a_value_its_tool_accepts() -> None:
+    (example,) = examples_for_tools([DEAL], irrelevant=False)
+    assert re.fullmatch(r"D-\d+", example.answer.action_input["deal_id"])
+
+
+def test_a_tool_no_sample_can_satisfy_gets_no_example_and_the_agent_still_builds() -> None:
+    examples = examples_for_tools([DEAL, ODD], irrelevant=False)
+    assert [e.answer.action for e in examples] == ["update_deal"]
+
+    class Compact(ScriptedChatModel):
+        agent_profile: ClassVar[str] = "compact"
+
+    agent = ReactAgent(Compact([]), [DEAL, ODD], lang="en")
+    assert [e.answer.action for e in agent.examples if e.answer.action != "FINISH"] == ["update_deal"]
+
+
+def contact(name: str, email: str, city: str, company: str) -> str:
+    """Add a contact."""
+    return "ok"
+
+
+def test_example_values_are_invented_not_what_users_type() -> None:
+    (example,) = examples_for_tools([StructuredTool.from_function(contact)], irrelevant=False)
+    values = example.answer.action_input
+    assert values["email"].endswith((".example.org", "@example.org", "@example.net"))
+    common = {"anna", "john", "paris", "london", "moscow", "acme", "google", "ivan", "maria"}
+    assert not {str(v).lower() for v in values.values()} & common
+    assert len(set(values.values())) == len(values)  # every argument its own value
