@@ -20,6 +20,7 @@ The sentences are model-facing text, so they are jinja macros in ``prompts/fewsh
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -40,31 +41,31 @@ FEWSHOT_LANGUAGES = ("en", "ru")
 
 logger = logging.getLogger(__name__)
 
-# (name or description regex, value): the first rule that matches a string argument gives its value.
-_STRING_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (r"e-?mail", ("orlena.vask@example.org", "tamrik.quill@example.net")),
-    (r"phone|mobile|telephone", ("+15550102030", "+15550109988")),
-    (r"url|link|uri\b", ("https://example.org", "https://example.net")),
-    (r"website|\bsite\b|domain", ("example.org", "example.net")),
-    (r"user_?name|login|nick", ("Orlena", "Tamrik")),
-    (r"city|town", ("Velmora", "Quarnby", "Ostrelin")),
-    (r"country|nation", ("Valdoria", "Kestrany")),
-    (r"location|place|address|region|area|destination|origin|start|end", ("Velmora", "Quarnby", "Ostrelin")),
-    (r"date|day", ("2024-05-17", "2024-06-02")),
-    (r"time|hour", ("10:30", "18:45")),
-    (r"lang", ("French", "German")),
-    (r"currency", ("EUR", "JPY")),
-    (r"unit", ("meters", "kilograms")),
-    (r"company|organi[sz]ation|brand", ("Zentrivo", "Quorvel")),
-    (r"colou?r", ("green", "red")),
-    (r"expression|formula|equation|function|polynomial", ("2*x + 3", "x**2 - 1")),
-    (r"title|book|movie|film|song|album", ("The Glass Orchard", "Salt Meridian")),
-    (r"name|person|author|player|artist", ("Orlena", "Tamrik")),
-    (r"species|animal", ("cat", "owl")),
-    (r"genre|category|type|kind", ("classic", "jazz")),
-    (r"query|search|keyword|term|topic|subject", ("amber kettles", "tin lanterns")),
+# (name or description regex, kind): the first rule that matches a string argument gives its kind; the values of
+# each kind are model-facing text of the examples' language (``values()`` in ``prompts/fewshot/<lang>.jinja``).
+_STRING_RULES: tuple[tuple[str, str], ...] = (
+    (r"e-?mail", "email"),
+    (r"phone|mobile|telephone", "phone"),
+    (r"url|link|uri\b", "url"),
+    (r"website|\bsite\b|domain", "domain"),
+    (r"user_?name|login|nick", "username"),
+    (r"city|town", "city"),
+    (r"country|nation", "country"),
+    (r"location|place|address|region|area|destination|origin|start|end", "city"),
+    (r"date|day", "date"),
+    (r"time|hour", "time"),
+    (r"lang", "language"),
+    (r"currency", "currency"),
+    (r"unit", "unit"),
+    (r"company|organi[sz]ation|brand", "company"),
+    (r"colou?r", "colour"),
+    (r"expression|formula|equation|function|polynomial", "expression"),
+    (r"title|book|movie|film|song|album", "title"),
+    (r"name|person|author|player|artist|assignee|recipient|owner", "person"),
+    (r"species|animal", "animal"),
+    (r"genre|category|type|kind", "genre"),
+    (r"query|search|keyword|term|topic|subject", "query"),
 )
-_DEFAULT_STRINGS = ("Vontrel", "Quisset", "Marlowen", "Ebrisk")
 _INTEGERS = (7, 4, 9, 12, 5, 3)
 _NUMBERS = (2.5, 1.5, 4.2, 6.8, 3.1)
 
@@ -94,7 +95,7 @@ def _resolved(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str
 
 
 def sample_value(name: str, schema: Mapping[str, Any], *, index: int = 0, defs: Mapping[str, Any] | None = None,
-                 depth: int = 0) -> Any:
+                 depth: int = 0, lang: str = "en") -> Any:
     """A realistic value for an argument called ``name`` with JSON ``schema``; ``index`` (the argument's
     position) makes sibling arguments of the same type differ; ``defs``: the ``$defs`` that ``$ref`` s point
     into (a nested model's schema)."""
@@ -111,7 +112,7 @@ def sample_value(name: str, schema: Mapping[str, Any], *, index: int = 0, defs: 
         if depth > 0 and len(typed) < len(options):  # a nested optional (``next: Node | None``): left empty
             return None
         if typed:
-            return sample_value(name, typed[0], index=index, defs=defs, depth=depth)
+            return sample_value(name, typed[0], index=index, defs=defs, depth=depth, lang=lang)
     if "default" in schema and schema["default"] is not None and not isinstance(schema["default"], (dict, list)):
         return schema["default"]
     kind = schema.get("type")
@@ -131,11 +132,11 @@ def sample_value(name: str, schema: Mapping[str, Any], *, index: int = 0, defs: 
             return allowed[:2]
         if depth + 1 >= _MAX_DEPTH:  # its items would be cut at the limit: an empty list is still a list
             return []
-        return [sample_value(name, items, index=index, defs=defs, depth=depth + 1),
-                sample_value(name, items, index=index + 1, defs=defs, depth=depth + 1)]
+        return [sample_value(name, items, index=index, defs=defs, depth=depth + 1, lang=lang),
+                sample_value(name, items, index=index + 1, defs=defs, depth=depth + 1, lang=lang)]
     if kind == "object" or isinstance(schema.get("properties"), Mapping):
-        return sample_arguments(schema, defs=defs, depth=depth + 1) if depth < _MAX_DEPTH else {}
-    return _string(name, schema, index)
+        return sample_arguments(schema, defs=defs, depth=depth + 1, lang=lang) if depth < _MAX_DEPTH else {}
+    return _string(name, schema, index, lang)
 
 
 def _limits(schema: Mapping[str, Any]) -> tuple[float | None, float | None]:
@@ -207,32 +208,27 @@ def pattern_sample(pattern: str) -> str | None:
         return None
 
 
-def _string(name: str, schema: Mapping[str, Any], index: int) -> str:
+def _string(name: str, schema: Mapping[str, Any], index: int, lang: str) -> str:
     pattern = schema.get("pattern")
     if isinstance(pattern, str):
         sample = pattern_sample(pattern)
         if sample is not None:
             return sample
     fmt = schema.get("format")
-    if fmt == "email":
-        return "orlena.vask@example.org"
-    if fmt == "date":
-        return "2024-05-17"
-    if fmt in ("uri", "url"):
-        return "https://example.org"
+    kinds = {"email": "email", "date": "date", "uri": "url", "url": "url"}
+    if fmt in kinds:
+        return _values(lang)[kinds[fmt]][0]
     words = humanize(name)
-    for rule, values in _STRING_RULES:
-        if re.search(rule, words) or re.search(rule, name, re.IGNORECASE):
-            return values[index % len(values)]
+    table = _values(lang)
     description = str(schema.get("description") or "")
-    for rule, values in _STRING_RULES:
-        if re.search(rule, description, re.IGNORECASE):
-            return values[index % len(values)]
-    return _DEFAULT_STRINGS[index % len(_DEFAULT_STRINGS)]
+    kind = next((k for rule, k in _STRING_RULES if re.search(rule, words) or re.search(rule, name, re.IGNORECASE)),
+                None) or next((k for rule, k in _STRING_RULES if re.search(rule, description, re.IGNORECASE)), "other")
+    values = table[kind]
+    return values[index % len(values)]
 
 
 def sample_arguments(schema: Mapping[str, Any], *, defs: Mapping[str, Any] | None = None,
-                     depth: int = 0) -> dict[str, Any]:
+                     depth: int = 0, lang: str = "en") -> dict[str, Any]:
     """Arguments for an ``object`` schema: its required properties (or, when none is required, its first
     property), each with :func:`sample_value`; nested models are read from the schema's ``$defs``."""
     found = schema.get("$defs", schema.get("definitions"))
@@ -241,7 +237,8 @@ def sample_arguments(schema: Mapping[str, Any], *, defs: Mapping[str, Any] | Non
     if not isinstance(props, Mapping) or not props:
         return {}
     required = [n for n in schema.get("required", []) if n in props] or [next(iter(props))]
-    return {name: sample_value(name, props[name], index=i, defs=defs, depth=depth) for i, name in enumerate(required)}
+    return {name: sample_value(name, props[name], index=i, defs=defs, depth=depth, lang=lang)
+            for i, name in enumerate(required)}
 
 
 @functools.cache
@@ -252,6 +249,13 @@ def _macros(lang: str) -> Any:
                                  lstrip_blocks=True)
         return env.from_string(path.read_text(encoding="utf-8")).module
     raise ConfigError(f"the few-shot templates prompts/fewshot/{lang}.jinja are missing")
+
+
+@functools.cache
+def _values(lang: str) -> dict[str, tuple[str, ...]]:
+    """The example values of each kind in ``lang`` (the ``values()`` macro of its few-shot templates: JSON)."""
+    table = json.loads(str(_macros(lang if lang in FEWSHOT_LANGUAGES else "en").values()))
+    return {kind: tuple(str(v) for v in values) for kind, values in table.items()}
 
 
 def _shown(value: Any, macros: Any) -> str:
@@ -280,7 +284,7 @@ def examples_for_tools(tools: Sequence[BaseTool], *, lang: str = "en", irrelevan
             thought=str(macros.irrelevant_thought()), action=FINISH, action_input=str(macros.irrelevant_answer()))))
     registry = ToolRegistry(list(tools)) if tools else None
     for tool in tools:
-        args = sample_arguments(tool_args_schema(tool))
+        args = sample_arguments(tool_args_schema(tool), lang=lang)
         try:
             if registry is not None:
                 registry.validate(tool.name, args)

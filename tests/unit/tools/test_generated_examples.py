@@ -78,3 +78,13 @@ def test_example_values_are_invented_not_what_users_type() -> None:
     common = {"anna", "john", "paris", "london", "moscow", "acme", "google", "ivan", "maria"}
     assert not {str(v).lower() for v in values.values()} & common
     assert len(set(values.values())) == len(values)  # every argument its own value
+
+
+def test_russian_examples_keep_names_places_and_companies_in_russian() -> None:
+    (example,) = examples_for_tools([StructuredTool.from_function(contact)], lang="ru", irrelevant=False)
+    values = example.answer.action_input
+    for key in ("name", "city", "company"):
+        assert re.fullmatch(r"[А-Яа-яЁё ]+", values[key]), values
+    assert values["email"].isascii()  # an address keeps its form
+    for key in ("name", "city", "company"):
+        assert values[key] in example.task
