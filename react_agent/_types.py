@@ -20,10 +20,13 @@ class _Frozen(BaseModel):
 
 
 class Usage(_Frozen):
-    """Token counts, summed over model calls that report them (0 where a model reports nothing)."""
+    """Token counts, summed over model calls that report them (0 where a model reports nothing).
+    ``cached_input_tokens``: the part of ``input_tokens`` the model took from its cache instead of evaluating
+    (LangChain's ``input_token_details["cache_read"]``; the embedded model's reused prompt prefix)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -33,6 +36,7 @@ class Usage(_Frozen):
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
         )
 
 

@@ -378,6 +378,7 @@ def detect_lang(args: argparse.Namespace, text: str) -> str:
 def show_step(console: Console, index: int, step: AgentStep, *, replayed: bool = False) -> None:
     usage = step.usage
     tokens = f", {usage.input_tokens}+{usage.output_tokens} tokens" if usage.total_tokens else ""
+    tokens += f", {usage.cached_input_tokens} reused" if usage.cached_input_tokens else ""
     console.line(f"Step {index}" + (" (replayed from the journal)" if replayed else f" ({step.duration_s:.1f}s"
                                                                                        f"{tokens})"), "bold")
     if step.thought:

@@ -31,6 +31,7 @@ class StepConsole:
     def step(self, index: int, step: AgentStep) -> None:
         usage = step.usage
         tokens = f", {usage.input_tokens}+{usage.output_tokens} tokens" if usage.total_tokens else ""
+        tokens += f", {usage.cached_input_tokens} reused" if usage.cached_input_tokens else ""
         lines = [f"[bold]Step {index}[/bold] ({step.duration_s:.1f}s{tokens})"]
         if step.thought:
             lines.append(f"  [cyan]Thought: {escape(step.thought)}[/cyan]")

@@ -218,7 +218,9 @@ def message_usage(message: Any) -> Usage:
         return ZERO
     meta = message.usage_metadata
     if meta:
-        return Usage(input_tokens=int(meta.get("input_tokens", 0)), output_tokens=int(meta.get("output_tokens", 0)))
+        details = meta.get("input_token_details") or {}
+        return Usage(input_tokens=int(meta.get("input_tokens", 0)), output_tokens=int(meta.get("output_tokens", 0)),
+                     cached_input_tokens=int(details.get("cache_read", 0) or 0))
     token_usage = (message.response_metadata or {}).get("token_usage") or {}
     if not token_usage:
         return ZERO
