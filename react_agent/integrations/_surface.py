@@ -142,10 +142,10 @@ class AgentRunnable(Runnable[Any, AgentResult]):
         agent = _agent(self)
         keep = ("max_iterations", "history_window", "max_observation_chars", "final_answer", "allow_plain_answer",
                 "max_parse_errors", "max_tokens_budget")
-        decision = {k: getattr(agent.config, k, None) for k in ("protocol", "max_parallel_calls")}
-        changed = {k: v for k, v in decision.items() if v not in (None, "text")}  # defaults: as journaled before
         return {"agent": type(self).__name__, "tools": agent.registry.names,
-                **{k: getattr(agent.config, k) for k in keep if k in type(agent.config).model_fields}, **changed}
+                **{k: getattr(agent.config, k) for k in keep if k in type(agent.config).model_fields},
+                **_decision_identity(getattr(agent.config, "protocol", "text"),
+                                    getattr(agent.config, "max_parallel_calls", None))}
 
     # ---------------------------------------------------------------- LangChain / LangGraph
     def as_tool(self, args_schema: Any = None, *, name: str | None = None, description: str | None = None,
@@ -181,6 +181,18 @@ class AgentRunnable(Runnable[Any, AgentResult]):
         max_iterations=ConfigurableField(id="steps"))`` gives a Runnable whose option is chosen per call by
         ``config={"configurable": {"steps": 8}}`` (each distinct choice builds one validated agent)."""
         return ConfigurableAgent(_agent(self), fields)
+
+
+def _decision_identity(protocol: str, max_parallel_calls: int | None) -> dict[str, Any]:
+    """The identity of how decisions are made: the protocol and the call limit in effect, each left out at
+    its default (so ``max_parallel_calls=1`` and ``None`` are one identity under the text protocol, where
+    both mean one call, and two under the native one, where ``None`` means every call of a reply)."""
+    default = 1 if protocol == "text" else None
+    limit = default if max_parallel_calls is None else max_parallel_calls
+    identity: dict[str, Any] = {} if protocol == "text" else {"protocol": protocol}
+    if limit != default:
+        identity["max_parallel_calls"] = limit
+    return identity
 
 
 def _agent(runnable: AgentRunnable) -> RunnableAgent:
