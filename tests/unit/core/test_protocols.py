@@ -101,9 +101,9 @@ def test_wrong_protocol_options_are_config_errors_naming_the_option(option: str,
         ReactAgent(ScriptedChatModel([]), [], **{option: value})
 
 
-def test_plan_and_execute_refuses_the_native_protocol() -> None:
-    with pytest.raises(ConfigError, match="PlanAndExecuteAgent"):
-        PlanAndExecuteAgent(NativeScriptedModel([]), [], protocol="native")
+def test_plan_and_execute_under_the_native_protocol_needs_a_model_with_bind_tools() -> None:
+    with pytest.raises(ConfigError, match="bind_tools"):
+        PlanAndExecuteAgent(ScriptedChatModel([]), [], protocol="native")
 
 
 def test_a_tool_named_final_answer_clashes_with_the_native_answer_tool() -> None:
