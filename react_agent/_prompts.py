@@ -58,10 +58,10 @@ TEMPLATE_VARIABLES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
     "reflection": (frozenset({"task", "history"}), _STEP_VARS),
     "corrective": (frozenset({"task", "reflection", "history"}), _STEP_VARS | {"reflection", "examples"}),
     "final_answer": (frozenset({"task", "history"}), _STEP_VARS),
-    "plan": (frozenset({"task", "tools"}), _STEP_VARS | {"error"}),
+    "plan": (frozenset({"task", "tools"}), _STEP_VARS | {"error", "parallel"}),
     "fill_open": (
         frozenset({"task", "tool", "open_fields", "results"}),
-        _STEP_VARS | {"tool", "args", "open_fields", "results", "error"},
+        _STEP_VARS | {"tool", "args", "open_fields", "results", "error", "native"},
     ),
     "tools": (frozenset({"tool_specs"}), frozenset({"tool_specs", "with_finish"})),
     "history": (frozenset({"steps"}), frozenset({"steps"})),

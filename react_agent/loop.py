@@ -4,7 +4,8 @@ A loop (``BaseAgent.loop(state)``) is a generator that never does I/O. It yields
 
 - :class:`ModelCall` and receives a :class:`ModelReply` (``text``, ``usage``, ``seconds``);
 - :class:`ToolCall` and receives an :class:`Outcome` (``observation``, ``kind``, ``is_error``);
-- :class:`ToolCalls` (several calls of one decision, run concurrently) and receives their outcomes in order;
+- :class:`ToolCalls` (several calls of one decision, run concurrently) and receives their outcomes in order
+  (or, given a :class:`StepDraft` per call, the completed steps: each one published as its call completes);
 - :class:`StepDone` (through ``yield from agent.record(state, step)``) to publish a step.
 
 The agent's journal layer answers replayed effects from the run's journal, so a custom loop is resumable
@@ -20,8 +21,10 @@ from react_agent.runtime import (
     ModelReply,
     RunState,
     StepDone,
+    StepDraft,
     ToolCall,
     ToolCalls,
+    completed_step,
     message_text,
     message_usage,
     task_of,
@@ -37,8 +40,10 @@ __all__ = [
     "Outcome",
     "RunState",
     "StepDone",
+    "StepDraft",
     "ToolCall",
     "ToolCalls",
+    "completed_step",
     "message_text",
     "message_usage",
     "task_of",

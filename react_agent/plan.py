@@ -12,6 +12,13 @@ result, because that keeps a run to two model calls (plan + open field) and give
 answer; ``final_answer="always"`` adds one composing call that reads the results (text only, no action).
 The plan is exposed as :attr:`PlanResult.plan` (a subclass, so :class:`AgentResult` stays unchanged).
 Rejected plan or fill replies are recorded as steps with ``action=None`` (like parse failures).
+
+Steps that the plan marks independent (``depends_on`` lists the earlier steps a step needs; a step without it
+needs every earlier one) run together, up to ``max_parallel_calls`` at once (``None``: one at a time under the
+text protocol, no limit under the native one); their open fields are filled first, one call each, from the
+results before them, and their results are kept in plan order. Under ``protocol="native"`` the plan is still
+written as text (the plan is data, not a call), and each fill is a native tool call of the step's tool, bound
+with only its open fields as parameters.
 """
 
 from __future__ import annotations
@@ -32,10 +39,23 @@ from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep
 from react_agent.core import AgentConfig, BaseAgent, truncate
 from react_agent.errors import ConfigError
 from react_agent.parsing import extract_json, outside_fences
-from react_agent.runtime import Effect, Loop, ModelCall, ModelReply, RunState, ToolCall, redact_session
+from react_agent.runtime import (
+    Effect,
+    Loop,
+    ModelCall,
+    ModelReply,
+    RunState,
+    StepDraft,
+    ToolCall,
+    ToolCalls,
+    completed_step,
+    read_native_reply,
+    redact_session,
+)
 from react_agent.tools import Outcome, ToolLike, answer_schema
 
-__all__ = ["Plan", "PlanAndExecuteAgent", "PlanConfig", "PlanResult", "PlanState", "PlanStep", "extract_json"]
+__all__ = ["Plan", "PlanAndExecuteAgent", "PlanConfig", "PlanResult", "PlanState", "PlanStep", "extract_json",
+           "plan_batch_end"]
 
 logger = logging.getLogger("react_agent")
 
@@ -57,6 +77,9 @@ class PlanStep(_Frozen):
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
     open: tuple[str, ...] = ()
+    depends_on: tuple[int, ...] | None = None
+    """The (1-based) numbers of the earlier steps whose results this step needs; ``None``: every earlier step
+    (a plan written without ``depends_on`` runs in order)."""
 
 
 class Plan(_Frozen):
@@ -143,10 +166,8 @@ class PlanAndExecuteAgent(BaseAgent):
         if self.config.output_schema is not None:
             raise ConfigError("output_schema is not supported by PlanAndExecuteAgent: its answer is the last step's "
                               "result (or a composed text); use ReactAgent or ReflectionAgent for structured answers")
-        if self.config.protocol != "text" or self.config.max_parallel_calls not in (None, 1):
-            raise ConfigError("PlanAndExecuteAgent writes its plan and fills its steps as text and runs the steps in "
-                              "plan order: protocol='native' and max_parallel_calls apply to ReactAgent and "
-                              "ReflectionAgent")
+        self.parallel_steps = self.call_limit is None or self.call_limit > 1
+        """Whether independent steps may run together (the plan prompt then asks for ``depends_on``)."""
         self.plan_tools_text = self.prompts.render("tools", tool_specs=self.registry.specs, with_finish=False)
         full = answer_schema(list(self.registry.tools.values()))
         self.arg_schemas: Mapping[str, dict[str, Any]] = MappingProxyType({
@@ -209,7 +230,8 @@ class PlanAndExecuteAgent(BaseAgent):
                                  f"its arguments: {self.registry.arguments_text(tool)}")
             if name in args:
                 raise ValueError(f"step {n} ({tool}): {name!r} is both a fixed argument and an open field")
-        step = PlanStep(tool=tool, args=args, open=tuple(dict.fromkeys(opened)))
+        step = PlanStep(tool=tool, args=args, open=tuple(dict.fromkeys(opened)),
+                        depends_on=_depends_on(n, tool, item.get("depends_on")))
         try:
             self.registry.validate(tool, self._stand_ins(step, {}))
         except ValueError as exc:
@@ -229,7 +251,8 @@ class PlanAndExecuteAgent(BaseAgent):
         for _ in range(self.config.max_plan_attempts):
             if self.out_of_time(state):
                 return None
-            messages = self.prompts.messages("plan", **self._variables(state, replanning), error=error)
+            messages = self.prompts.messages("plan", **self._variables(state, replanning), error=error,
+                                             parallel=self.parallel_steps)
             reply: ModelReply = yield ModelCall(messages, "plan", self._plan_schema())
             try:
                 plan = self.parse_plan(reply.text, allow_empty=replanning)
@@ -253,52 +276,80 @@ class PlanAndExecuteAgent(BaseAgent):
 
     # ------------------------------------------------------------- execute
     def loop(self, state: RunState) -> Loop[None]:
-        """Write the plan, then walk it: fill open fields, execute, (re)plan on failure if asked, answer."""
+        """Write the plan, then walk it a batch of independent steps at a time: fill open fields, execute,
+        (re)plan on failure if asked, answer."""
         assert isinstance(state, PlanState), "PlanAndExecuteAgent runs need a PlanState (see new_state)"
         plan = yield from self._write_plan(state)
-        queue = list(plan.steps) if plan else []
-        replans = 0
-        while queue and not state.done:
-            step = queue.pop(0)
-            filled = yield from self._fill(state, step)
-            if filled is None or self.out_of_time(state):
-                return
-            values, reply = filled
-            args = {**_resolve(step.args, state.session), **values}
-            started = time.monotonic()
-            outcome: Outcome = yield ToolCall(AgentAction(action=step.tool, action_input=args))
-            yield from self.record(state, AgentStep(
-                action=step.tool, action_input=args, observation=outcome.observation, is_error=outcome.is_error,
-                raw_output=reply.text if reply else "", usage=reply.usage if reply else AgentStep().usage,
-                duration_s=(reply.seconds if reply else 0.0) + time.monotonic() - started))
-            shown = truncate(redact_session(outcome.observation, state.references),
-                             self.config.max_observation_chars, self.prompts)
-            state.shown.append({"index": len(state.shown) + 1, "thought": "", "action": step.tool,
-                                "action_input": json.dumps({**step.args, **values}, ensure_ascii=False),
-                                "observation": shown, "is_error": outcome.is_error, "reflection": None})
-            if outcome.is_error and self.config.replan and replans < self.config.max_replans:
+        steps, at, replans = (plan.steps if plan else ()), 0, 0
+        while at < len(steps) and not state.done:
+            batch = steps[at:plan_batch_end(steps, at, self.call_limit)]
+            at += len(batch)
+            filled = []
+            for k, step in enumerate(batch):
+                fill = yield from self._fill(state, step, len(state.shown) + 1 + k)
+                if fill is None or self.out_of_time(state):
+                    return
+                filled.append(fill)
+            failed = yield from self._execute(state, batch, filled)
+            if failed and self.config.replan and replans < self.config.max_replans:
                 replans += 1
-                logger.info("%s: step %s failed, replanning (%d)", self.name, step.tool, replans)
+                logger.info("%s: a step failed, replanning (%d)", self.name, replans)
                 plan = yield from self._write_plan(state)
-                queue = list(plan.steps) if plan else []
+                steps, at = (plan.steps if plan else ()), 0
         if not state.done:
             yield from self._answer(state)
 
-    def _fill(self, state: PlanState, step: PlanStep) -> _Sub:
-        """Ask the model for the step's open fields; copy only those. ``None`` when the run is over."""
+    def _execute(self, state: PlanState, batch: Sequence[PlanStep],
+                 filled: Sequence[tuple[dict[str, Any], ModelReply | None]]) -> _Sub:
+        """Run a batch of steps (several at once, each published as it completes) and record them in plan
+        order; returns whether one failed."""
+        first, drafts, actions = len(state.steps) + 1, [], []
+        for k, (step, (values, reply)) in enumerate(zip(batch, filled, strict=True)):
+            action = AgentAction(action=step.tool, action_input={**_resolve(step.args, state.session), **values})
+            actions.append(action)
+            drafts.append(StepDraft(AgentStep(
+                action=step.tool, action_input=action.action_input, raw_output=reply.text if reply else "",
+                usage=reply.usage if reply else AgentStep().usage, duration_s=reply.seconds if reply else 0.0),
+                first + k))
+        if len(batch) == 1:
+            started = time.monotonic()
+            outcome: Outcome = yield ToolCall(actions[0])
+            done = [completed_step(drafts[0], outcome, time.monotonic() - started)]
+        else:
+            done = yield ToolCalls(tuple(actions), tuple(drafts))
+        for step, (values, _), result in zip(batch, filled, done, strict=True):
+            yield from self.record(state, result)
+            shown = truncate(redact_session(result.observation, state.references),
+                             self.config.max_observation_chars, self.prompts)
+            state.shown.append({"index": len(state.shown) + 1, "thought": "", "action": step.tool,
+                                "action_input": json.dumps({**step.args, **values}, ensure_ascii=False),
+                                "observation": shown, "is_error": result.is_error, "reflection": None})
+        return any(result.is_error for result in done)
+
+    def _fill(self, state: PlanState, step: PlanStep, n: int) -> _Sub:
+        """Ask the model for the open fields of step ``n``; copy only those. ``None`` when the run is over.
+        Under the native protocol the model calls the step's tool, bound with the open fields alone."""
         if not step.open:
             return {}, None
-        error, n = "", len(state.shown) + 1
-        schema = {"type": "object", "additionalProperties": False, "required": list(step.open),
-                  "properties": {f: self.arg_schemas[step.tool]["properties"][f] for f in step.open}}
+        error, native = "", self.native_llm is not None
+        schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": list(step.open),
+                                  "properties": {f: self.arg_schemas[step.tool]["properties"][f] for f in step.open}}
+        if self.schema_defs:
+            schema["$defs"] = dict(self.schema_defs)
+        tool = {"type": "function", "function": {"name": step.tool, "parameters": schema,
+                                                 "description": self.registry.tools[step.tool].description or ""}}
         for _ in range(self.config.max_fill_attempts):
             if self.out_of_time(state):
                 return None
-            reply: ModelReply = yield ModelCall(self.prompts.messages(
+            messages = self.prompts.messages(
                 "fill_open", **self._variables(state, True), tool=step.tool, open_fields=list(step.open),
-                args=json.dumps(step.args, ensure_ascii=False), results=self._results(state), error=error),
-                "fill", {**schema, "$defs": dict(self.schema_defs)} if self.schema_defs else schema)
-            values, error = self._read_fill(state, step, n, reply.text)
+                args=json.dumps(step.args, ensure_ascii=False), results=self._results(state), error=error,
+                native=native)
+            call = (ModelCall(messages, "fill", tool_calls=True, tools=(tool,)) if native
+                    else ModelCall(messages, "fill", schema))
+            reply: ModelReply = yield call
+            values, error = (self._read_native_fill(state, step, n, reply.text) if native
+                             else self._read_fill(state, step, n, reply.text))
             if not error:
                 return values, reply
             yield from self.record(state, AgentStep(observation=error, is_error=True, raw_output=reply.text,
@@ -330,6 +381,30 @@ class PlanAndExecuteAgent(BaseAgent):
         elif isinstance(inner, dict):
             reply = {**inner, **reply}  # {"tool": <this step's tool>, "args": {...}}: the same call, unwrapped
         reply.pop("thought", None)
+        return self._take_fields(state, step, where, reply)
+
+    def _read_native_fill(self, state: PlanState, step: PlanStep, n: int, text: str) -> tuple[dict[str, Any], str]:
+        """The open-field values in a native fill reply (a call of the step's tool); a reply without a call is
+        read as a text fill. Records every violation."""
+        native = read_native_reply(text)
+        if not native.calls:
+            return self._read_fill(state, step, n, native.content)
+        where = f"step {n} ({step.tool})"
+        first, *extra = native.calls
+        for call in extra:
+            added = _short({"tool": call.name, "args": call.arguments})
+            self._violation(state, f"{where}: the reply adds a step {added}; ignored")
+        if first.name != step.tool:
+            self._violation(state, f"{where}: the reply names another tool {first.name!r} with "
+                                   f"{_short(first.arguments)}; ignored")
+            return {}, f"the reply lacks the open field(s): {', '.join(step.open)}"
+        if first.error is not None or not isinstance(first.arguments, dict):
+            return {}, f"the arguments of {step.tool} are not a JSON object: {first.error or 'not an object'}"
+        return self._take_fields(state, step, where, dict(first.arguments))
+
+    def _take_fields(self, state: PlanState, step: PlanStep, where: str,
+                     reply: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """The open fields of ``reply``; every other key is a violation, ignored."""
         values = {k: v for k, v in reply.items() if k in step.open}
         for key in sorted(set(reply) - set(step.open)):
             change = "changes the fixed argument" if key in step.args else "adds the argument"
@@ -370,13 +445,17 @@ class PlanAndExecuteAgent(BaseAgent):
 
     def _plan_schema(self) -> dict[str, Any]:
         """The JSON schema of ``{"plan": [steps]}``: one branch per tool, open fields among its arguments."""
-        branches = []
+        branches: list[dict[str, Any]] = []
         for name, args in self.arg_schemas.items():
             props = list(args.get("properties", {}))
             branches.append({"type": "object", "additionalProperties": False, "required": ["tool", "args", "open"],
                              "properties": {"tool": {"const": name}, "args": {**args, "required": []},
                                             "open": {"type": "array", "items": {"enum": props}} if props
                                             else {"type": "array", "maxItems": 0}}})
+        if self.parallel_steps:
+            for branch in branches:
+                branch["required"].append("depends_on")
+                branch["properties"]["depends_on"] = {"type": "array", "items": {"type": "integer", "minimum": 1}}
         schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["plan"],
                                   "properties": {"plan": {"type": "array", "minItems": 1,
                                                           "maxItems": self.config.max_plan_steps,
@@ -388,6 +467,30 @@ class PlanAndExecuteAgent(BaseAgent):
         assert isinstance(state, PlanState)
         return PlanResult(**dict(super().build_result(state)), plans=list(state.plans),
                           violations=list(state.violations))
+
+
+def plan_batch_end(steps: Sequence[PlanStep], start: int, limit: int | None) -> int:
+    """The end of the batch of steps that starts at ``start``: the steps after it join while none needs a
+    step of the batch, up to ``limit`` steps (``None``: no limit)."""
+    end = start + 1
+    while end < len(steps) and (limit is None or end - start < limit):
+        needs = steps[end].depends_on
+        if needs is None or any(start < d <= end for d in needs):  # 1-based: step d is steps[d - 1]
+            break
+        end += 1
+    return end
+
+
+def _depends_on(n: int, tool: str, value: Any) -> tuple[int, ...] | None:
+    """The ``depends_on`` of step ``n``: numbers of earlier steps; ``ValueError`` says what is wrong."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(d, int) and not isinstance(d, bool) and 1 <= d < n
+                                              for d in value):
+        earlier = f"1 to {n - 1}" if n > 1 else "none: it is the first step"
+        raise ValueError(f'step {n} ({tool}): "depends_on" must be a list of the numbers of earlier steps '
+                         f"({earlier}); got {_short(value)}")
+    return tuple(sorted(set(value)))
 
 
 def _resolve(value: Any, session: Mapping[str, Any]) -> Any:

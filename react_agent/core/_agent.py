@@ -47,9 +47,11 @@ from react_agent.runtime import (
     ModelReply,
     RunState,
     StepDone,
+    StepDraft,
     ToolCall,
     ToolCalls,
     ainvoke_model,
+    completed_step,
     default_model_call,
     invoke_model,
     message_text,
@@ -193,27 +195,35 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
             yield from self._limit(state)
 
     def act(self, state: RunState, decision: _protocols.Decision, reply: ModelReply) -> Loop[None]:
-        """Run the decision's calls (several at once as :class:`ToolCalls`) and record a step per call, in
-        call order; a refused call is recorded with its refusal. The review follows the last step."""
+        """Run the decision's calls (several at once as :class:`ToolCalls`, each one's step published as it
+        completes) and record a step per call, in call order; a refused call is recorded with its refusal. The
+        review follows the last step (which a reviewing agent publishes after it, with its reflection)."""
         calls = decision.calls
-        runnable = [c.action for c in calls if c.refusal is None]
-        started = time.monotonic()
-        outcomes: list[Outcome] = []
-        if len(runnable) == 1:
-            outcomes = [(yield ToolCall(runnable[0]))]
-        elif runnable:
-            outcomes = yield ToolCalls(tuple(runnable))
-        seconds = reply.seconds + time.monotonic() - started
         group = state.iterations if len(calls) > 1 or self.native_llm is not None else None
-        ran = iter(outcomes)
+        first, last = len(state.steps) + 1, len(calls) - 1
+        drafts = [StepDraft(AgentStep(thought=c.action.thought, action=c.action.action,
+                                      action_input=c.action.action_input, raw_output=reply.text,
+                                      duration_s=reply.seconds, usage=reply.usage if k == 0 else Usage(),
+                                      call_id=c.call_id, decision=group), first + k,
+                            publish=k < last or not self.reviews)
+                  for k, c in enumerate(calls)]
+        runnable = [k for k, c in enumerate(calls) if c.refusal is None]
+        steps: dict[int, AgentStep] = {}
+        started = time.monotonic()
+        if len(runnable) == 1:
+            outcome: Outcome = yield ToolCall(calls[runnable[0]].action)
+            steps[runnable[0]] = completed_step(drafts[runnable[0]], outcome, time.monotonic() - started)
+        elif runnable:
+            done = yield ToolCalls(tuple(calls[k].action for k in runnable), tuple(drafts[k] for k in runnable))
+            steps.update(zip(runnable, done, strict=True))
         for k, call in enumerate(calls):
-            outcome = call.refusal if call.refusal is not None else next(ran)
-            action = call.action
-            yield from self.record(state, AgentStep(
-                thought=action.thought, action=action.action, action_input=action.action_input,
-                observation=outcome.observation, is_error=outcome.is_error, raw_output=reply.text,
-                duration_s=seconds, usage=reply.usage if k == 0 else Usage(), call_id=call.call_id,
-                decision=group), review=k == len(calls) - 1)
+            step = steps.get(k) or completed_step(drafts[k], call.refusal or Outcome(""), 0.0)
+            yield from self.record(state, step, review=k == last)
+
+    @property
+    def reviews(self) -> bool:
+        """Whether this agent's :meth:`review` may change a step after it is recorded (it overrides it)."""
+        return type(self).review is not BaseAgent.review
 
     # ---------------------------------------------------------------- decide
     def decision_call(self, state: RunState) -> ModelCall:
@@ -331,8 +341,13 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
             raise model_error(exc) from exc
 
     def _model_for(self, call: ModelCall | None) -> Any:
-        """The bound model for a native decision, else the model."""
-        return self.native_llm if call is not None and call.tool_calls and self.native_llm is not None else self.llm
+        """The bound model for a native decision (the call's own tools bound when it names them), else the
+        model."""
+        if call is None or not call.tool_calls:
+            return self.llm
+        if call.tools is not None:
+            return _protocols.bind_tool_schemas(self.llm, call.tools)
+        return self.native_llm if self.native_llm is not None else self.llm
 
     def parse(self, text: str) -> AgentAction:
         """Turn the model's text into an action; raise :class:`OutputParseError` when it cannot. A reply cut

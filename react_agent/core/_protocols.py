@@ -253,6 +253,15 @@ def bind_native(llm: Any, registry: ToolRegistry, output_schema: dict[str, Any] 
                           f"tools") from None
 
 
+def bind_tool_schemas(llm: Any, tools: Sequence[Any]) -> Any:
+    """``llm.bind_tools(tools)`` for one call (tools given as OpenAI-format function schemas)."""
+    bind = getattr(llm, "bind_tools", None)
+    if not callable(bind):
+        raise ConfigError(f"a model call with its own tools needs a chat model with bind_tools; "
+                          f"{type(llm).__name__} has none: use protocol='text' or a model that calls tools")
+    return bind([dict(t) for t in tools])
+
+
 def one_call_models(llm: Any) -> bool:
     """Whether the model takes one tool call per message (GigaChat's functions API), looking through
     bindings and wrappers."""

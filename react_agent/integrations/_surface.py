@@ -36,13 +36,17 @@ from react_agent.integrations._runnable import (
 )
 from react_agent.runtime import (
     STEP_EVENT,
+    BatchProgress,
+    EarlyStep,
     Failure,
     ModelCallError,
     RunJournal,
     RunState,
     StepDone,
+    ToolBatch,
     advance,
     aperform,
+    aperform_batch,
     close,
     drive,
     end_payload,
@@ -51,6 +55,7 @@ from react_agent.runtime import (
     last,
     masked_cause,
     perform,
+    perform_batch,
     secret_values,
     step_data,
     task_of,
@@ -142,10 +147,10 @@ class AgentRunnable(Runnable[Any, AgentResult]):
         agent = _agent(self)
         keep = ("max_iterations", "history_window", "max_observation_chars", "final_answer", "allow_plain_answer",
                 "max_parse_errors", "max_tokens_budget")
-        decision = {k: getattr(agent.config, k, None) for k in ("protocol", "max_parallel_calls")}
-        changed = {k: v for k, v in decision.items() if v not in (None, "text")}  # defaults: as journaled before
         return {"agent": type(self).__name__, "tools": agent.registry.names,
-                **{k: getattr(agent.config, k) for k in keep if k in type(agent.config).model_fields}, **changed}
+                **{k: getattr(agent.config, k) for k in keep if k in type(agent.config).model_fields},
+                **_decision_identity(getattr(agent.config, "protocol", "text"),
+                                    getattr(agent.config, "max_parallel_calls", None))}
 
     # ---------------------------------------------------------------- LangChain / LangGraph
     def as_tool(self, args_schema: Any = None, *, name: str | None = None, description: str | None = None,
@@ -181,6 +186,18 @@ class AgentRunnable(Runnable[Any, AgentResult]):
         max_iterations=ConfigurableField(id="steps"))`` gives a Runnable whose option is chosen per call by
         ``config={"configurable": {"steps": 8}}`` (each distinct choice builds one validated agent)."""
         return ConfigurableAgent(_agent(self), fields)
+
+
+def _decision_identity(protocol: str, max_parallel_calls: int | None) -> dict[str, Any]:
+    """The identity of how decisions are made: the protocol and the call limit in effect, each left out at
+    its default (so ``max_parallel_calls=1`` and ``None`` are one identity under the text protocol, where
+    both mean one call, and two under the native one, where ``None`` means every call of a reply)."""
+    default = 1 if protocol == "text" else None
+    limit = default if max_parallel_calls is None else max_parallel_calls
+    identity: dict[str, Any] = {} if protocol == "text" else {"protocol": protocol}
+    if limit != default:
+        identity["max_parallel_calls"] = limit
+    return identity
 
 
 def _agent(runnable: AgentRunnable) -> RunnableAgent:
@@ -237,18 +254,24 @@ def stream_run(agent: RunnableAgent, input: Any, config: RunnableConfig | None,
     run = manager.on_chain_start({"name": agent.name}, {"task": state.task}, run_id=config.get("run_id"),
                                  name=config.get("run_name") or agent.name)
     child = patch_config(config, callbacks=run.get_child())
-    layer, reply, writer = drive(agent, state), None, stream_writer()
+    layer = drive(agent, state)
+    reply: Any = None
+    publish = _Publisher(str(agent.name), run, stream_writer(), shown)
     try:
         while (item := advance(layer, reply)) is not None:
-            if isinstance(item, StepDone):
-                reply = None
-                if run.handlers:
-                    run.get_child().on_custom_event(STEP_EVENT, step_data(state, item), run_id=run.run_id)
-                if writer is not None:
-                    writer(step_chunk(str(agent.name), len(state.steps), item.step))
-                if shown is not None:
-                    shown.step(len(state.steps), item.step)
-                yield item.step
+            reply = None
+            if isinstance(item, (StepDone, EarlyStep)):
+                published = _published(state, item)
+                publish(published)
+                yield published.step
+            elif isinstance(item, ToolBatch):
+                progress = BatchProgress(item)
+                for k, outcome, seconds in perform_batch(agent, item, child):
+                    early = progress.complete(k, outcome, seconds)
+                    if early is not None:
+                        publish(early)
+                        yield early.step
+                reply = progress.reply()
             else:
                 try:
                     reply = perform(agent, item, child)
@@ -281,20 +304,26 @@ async def astream_run(agent: RunnableAgent, input: Any, config: RunnableConfig |
                                         name=config.get("run_name") or agent.name)
            if manager.handlers else _silent_run(manager, config.get("run_id")))
     child = patch_config(config, callbacks=run.get_child())
-    layer, reply, writer = drive(agent, state), None, stream_writer()
+    layer = drive(agent, state)
+    reply: Any = None
+    publish = _Publisher(str(agent.name), run, stream_writer(), shown)
     try:
         while (item := advance(layer, reply)) is not None:
+            reply = None
             if journal.outbox:
                 await acall_in_thread(journal.flush, None, name="journal")
-            if isinstance(item, StepDone):
-                reply = None
-                if run.handlers:
-                    await run.get_child().on_custom_event(STEP_EVENT, step_data(state, item), run_id=run.run_id)
-                if writer is not None:
-                    writer(step_chunk(str(agent.name), len(state.steps), item.step))
-                if shown is not None:
-                    shown.step(len(state.steps), item.step)
-                yield item.step
+            if isinstance(item, (StepDone, EarlyStep)):
+                published = _published(state, item)
+                await publish.events(published)
+                yield published.step
+            elif isinstance(item, ToolBatch):
+                progress = BatchProgress(item)
+                async for k, outcome, seconds in aperform_batch(agent, item, child):
+                    early = progress.complete(k, outcome, seconds)
+                    if early is not None:
+                        await publish.events(early)
+                        yield early.step
+                reply = progress.reply()
             else:
                 try:
                     reply = await aperform(agent, item, child)
@@ -314,6 +343,39 @@ async def astream_run(agent: RunnableAgent, input: Any, config: RunnableConfig |
     if shown is not None:
         shown.result(result)
     yield result
+
+
+def _published(state: RunState, item: StepDone | EarlyStep) -> EarlyStep:
+    """The step to publish and its place in the run: a recorded step is the last one so far."""
+    return item if isinstance(item, EarlyStep) else EarlyStep(len(state.steps), item.step)
+
+
+class _Publisher:
+    """Publishes a completed step everywhere a run shows its steps: the callbacks' :data:`STEP_EVENT`
+    (``astream_events``, traces), LangGraph's stream writer, the ``verbose`` console (the drivers yield it
+    to ``stream`` themselves)."""
+
+    def __init__(self, agent: str, run: Any, writer: Any, console: StepConsole | None) -> None:
+        self.agent, self.run, self.writer, self.console = agent, run, writer, console
+
+    def __call__(self, item: EarlyStep) -> None:
+        """Publish under the sync driver."""
+        if self.run.handlers:
+            self.run.get_child().on_custom_event(STEP_EVENT, step_data(item.index, item.step), run_id=self.run.run_id)
+        self._others(item)
+
+    async def events(self, item: EarlyStep) -> None:
+        """Publish under the async driver."""
+        if self.run.handlers:
+            await self.run.get_child().on_custom_event(STEP_EVENT, step_data(item.index, item.step),
+                                                       run_id=self.run.run_id)
+        self._others(item)
+
+    def _others(self, item: EarlyStep) -> None:
+        if self.writer is not None:
+            self.writer(step_chunk(self.agent, item.index, item.step))
+        if self.console is not None:
+            self.console.step(item.index, item.step)
 
 
 def _console(agent: RunnableAgent, state: RunState) -> StepConsole | None:

@@ -2,9 +2,13 @@
 
 from react_agent.runtime._agent import Agent, default_model_call, is_default_model_call
 from react_agent.runtime._driver import (
+    BatchProgress,
+    EarlyStep,
     Failure,
+    ToolBatch,
     advance,
     aperform,
+    aperform_batch,
     close,
     drive,
     failed,
@@ -13,6 +17,7 @@ from react_agent.runtime._driver import (
     message_text,
     message_usage,
     perform,
+    perform_batch,
 )
 from react_agent.runtime._invoke import ainvoke_model, invoke_model
 from react_agent.runtime._journal import (
@@ -39,14 +44,18 @@ from react_agent.runtime._state import (
     ModelReply,
     RunState,
     StepDone,
+    StepDraft,
     ToolCall,
     ToolCalls,
+    completed_step,
 )
 from react_agent.runtime._usage import report_subrun_usage, subrun_usage
 
 __all__ = [
     "STEP_EVENT",
     "Agent",
+    "BatchProgress",
+    "EarlyStep",
     "Effect",
     "Failure",
     "JournalError",
@@ -61,13 +70,17 @@ __all__ = [
     "RunJournal",
     "RunState",
     "StepDone",
+    "StepDraft",
+    "ToolBatch",
     "ToolCall",
     "ToolCalls",
     "accepts_idempotency_key",
     "advance",
     "ainvoke_model",
     "aperform",
+    "aperform_batch",
     "close",
+    "completed_step",
     "cut_torn_tail",
     "decide_approval",
     "default_model_call",
@@ -86,6 +99,7 @@ __all__ = [
     "model_error",
     "native_reply_text",
     "perform",
+    "perform_batch",
     "read_journal",
     "read_native_reply",
     "redact_session",

@@ -15,25 +15,36 @@ import contextvars
 import logging
 import time
 import traceback
-from collections.abc import Generator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Generator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
-from react_agent._types import AgentAction, AgentResult, Usage
+from react_agent._types import AgentAction, AgentResult, AgentStep, Usage
 from react_agent.errors import ConfigError, RunError
 from react_agent.runtime._agent import Agent, is_default_model_call
 from react_agent.runtime._journal import JournalError, RunJournal, ToolCallRecord, redact, secret_values
 from react_agent.runtime._native import native_reply_text
-from react_agent.runtime._state import ModelCall, ModelCallError, ModelReply, RunState, StepDone, ToolCall, ToolCalls
+from react_agent.runtime._state import (
+    ModelCall,
+    ModelCallError,
+    ModelReply,
+    RunState,
+    StepDone,
+    StepDraft,
+    ToolCall,
+    ToolCalls,
+    completed_step,
+)
 from react_agent.runtime._usage import report_subrun_usage, subrun_usage
 from react_agent.tools import DeadlineExceeded, Outcome, acall_in_thread, acall_within, call_within, native_async
 
-__all__ = ["Failure", "ModelIO", "ToolBatch", "ToolIO", "advance", "aperform", "close", "drive", "failed", "journal_of",
-           "masked_cause", "message_text", "message_usage", "perform", "safe_repr", "safe_str"]
+__all__ = ["BatchProgress", "EarlyStep", "Failure", "ModelIO", "ToolBatch", "ToolIO", "advance", "aperform",
+           "aperform_batch", "close", "drive", "failed", "journal_of", "masked_cause", "message_text", "message_usage",
+           "perform", "perform_batch", "safe_repr", "safe_str"]
 
 logger = logging.getLogger("react_agent")
 ZERO = Usage()
@@ -61,9 +72,51 @@ class ToolIO:
 @dataclass(frozen=True)
 class ToolBatch:
     """Tool calls of one decision for the driver to run concurrently (each one's journal record is finished as
-    soon as it completes); the driver answers with their outcomes in call order."""
+    soon as it completes): the driver publishes the step of each call that has a draft as soon as that call
+    completes, and answers with a :class:`BatchProgress` reply (:meth:`BatchProgress.reply`)."""
 
     calls: tuple[ToolIO, ...]
+    drafts: tuple[StepDraft | None, ...] = ()
+    """Per call: the draft of the step to publish when it completes (``None``: nothing to publish)."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """One call of a :class:`ToolBatch` as the driver reports it: its outcome, the seconds from the start of
+    the batch, and the step published for it (``None`` when none was)."""
+
+    outcome: Outcome
+    seconds: float
+    step: AgentStep | None = None
+
+
+class BatchProgress:
+    """The calls of a :class:`ToolBatch` as they complete, in any order: the step each completion publishes,
+    and at the end the driver's reply (every call in call order)."""
+
+    def __init__(self, batch: ToolBatch) -> None:
+        self.batch = batch
+        self.done: dict[int, Finished] = {}
+
+    def complete(self, k: int, outcome: Outcome, seconds: float) -> EarlyStep | None:
+        """Call ``k`` completed: the step to publish now, if it has a draft."""
+        draft = self.batch.drafts[k] if k < len(self.batch.drafts) else None
+        step = None if draft is None else completed_step(draft, outcome, seconds)
+        self.done[k] = Finished(outcome, seconds, step)
+        return None if draft is None or step is None else EarlyStep(draft.index, step)
+
+    def reply(self) -> list[Finished]:
+        return [self.done[k] for k in range(len(self.batch.calls))]
+
+
+@dataclass(frozen=True)
+class EarlyStep:
+    """A step to publish before the loop records it (a call of a parallel decision that has completed): at
+    ``index`` among the run's steps; the driver answers ``None``. The loop's ``StepDone`` of the same step
+    later journals it without publishing it again."""
+
+    index: int
+    step: AgentStep
 
 
 @dataclass(frozen=True)
@@ -73,7 +126,7 @@ class Failure:
     exc: BaseException
 
 
-Layer = Generator[StepDone | ModelIO | ToolIO | ToolBatch, Any, None]
+Layer = Generator[StepDone | EarlyStep | ModelIO | ToolIO | ToolBatch, Any, None]
 
 
 def journal_of(state: RunState) -> RunJournal:
@@ -87,6 +140,7 @@ def drive(agent: Agent, state: RunState) -> Layer:
     """Run the agent's loop: answer replayed effects from the journal, record new ones, and let only the raw
     I/O through to the driver, which sends back its result or throws its failure."""
     loop, reply = agent.loop(state), None
+    published: dict[int, AgentStep] = {}  # steps published as their calls completed, by index
     while True:
         try:
             effect = loop.send(reply)
@@ -94,7 +148,7 @@ def drive(agent: Agent, state: RunState) -> Layer:
             return
         if isinstance(effect, StepDone):
             journal_of(state).step_done(len(state.steps), effect.step)
-            reply = yield effect
+            reply = None if published.pop(len(state.steps), None) is effect.step else (yield effect)
         elif isinstance(effect, ModelCall):
             reply = yield from _model_effect(agent, state, effect)
             if reply is None:  # the run is over (model failure, deadline, budget)
@@ -103,7 +157,7 @@ def drive(agent: Agent, state: RunState) -> Layer:
         elif isinstance(effect, ToolCall):
             reply = yield from _tool_effect(agent, state, effect.action)
         elif isinstance(effect, ToolCalls):
-            reply = yield from _tools_effect(agent, state, effect.actions)
+            reply = yield from _tools_effect(agent, state, effect, published)
         else:
             raise TypeError(f"the loop yielded {effect!r}; yield ModelCall, ToolCall, ToolCalls or StepDone")
 
@@ -168,25 +222,46 @@ def _tool_timeout(agent: Agent, state: RunState) -> float | None:
     return timeout
 
 
-def _tools_effect(agent: Agent, state: RunState,
-                  actions: tuple[AgentAction, ...]) -> Generator[ToolBatch, Any, list[Outcome]]:
-    """Concurrent calls: every record first (journaled ones keep their outcome), then the rest as one batch."""
+def _tools_effect(agent: Agent, state: RunState, effect: ToolCalls,
+                  published: dict[int, AgentStep]) -> Generator[EarlyStep | ToolBatch, Any, list[Any]]:
+    """Concurrent calls: every record first (journaled ones keep their outcome), then the rest as one batch.
+    With drafts, each call's step is published as soon as it has its outcome (replayed ones first), and the
+    loop receives the completed steps."""
+    actions, drafts = effect.actions, effect.drafts
+    if drafts is not None and len(drafts) != len(actions):
+        raise TypeError(f"ToolCalls has {len(actions)} actions and {len(drafts)} drafts; give one draft per action")
     first = len(state.steps) + 1
     records = journal_of(state).tool_batch([(a.action, a.action_input) for a in actions], step=first)
-    outcomes: list[Outcome | None] = [r.outcome for r in records]
+    finished: list[Finished | None] = [None if r.outcome is None else Finished(r.outcome, 0.0) for r in records]
     for record in records:
         if record.outcome is not None and record.usage is not None:  # replayed: its sub-agents' usage too
             state.usage = state.usage + record.usage
-    todo = [i for i, outcome in enumerate(outcomes) if outcome is None]
+    shown = [d if d is not None and d.publish else None for d in drafts or [None] * len(actions)]
+    for i, done in enumerate(finished):
+        draft = shown[i]
+        if done is not None and draft is not None:  # replayed: published before the others run
+            published[draft.index] = completed_step(draft, done.outcome, 0.0)
+            yield EarlyStep(draft.index, published[draft.index])
+            finished[i] = Finished(done.outcome, 0.0, published[draft.index])
+    todo = [i for i, done in enumerate(finished) if done is None]
     if todo:
         timeout = _tool_timeout(agent, state)
         with subrun_usage() as subruns:
-            done: list[Outcome] = yield ToolBatch(tuple(ToolIO(actions[i], records[i], timeout) for i in todo))
+            batch = ToolBatch(tuple(ToolIO(actions[i], records[i], timeout) for i in todo),
+                              tuple(shown[i] for i in todo))
+            reply: list[Finished] = yield batch
         if subruns.usage.total_tokens:
             state.usage = state.usage + subruns.usage
-        for i, outcome in zip(todo, done, strict=True):
-            outcomes[i] = outcome
-    return [o for o in outcomes if o is not None]
+        for i, done in zip(todo, reply, strict=True):
+            finished[i] = done
+            draft = shown[i]
+            if done.step is not None and draft is not None:
+                published[draft.index] = done.step
+    results = [f for f in finished if f is not None]
+    if drafts is None:
+        return [f.outcome for f in results]
+    return [f.step if f.step is not None else completed_step(d, f.outcome, f.seconds)
+            for d, f in zip(drafts, results, strict=True)]
 
 
 def _count(state: RunState, reply: ModelReply) -> ModelReply:
@@ -240,11 +315,8 @@ def advance(layer: Layer, reply: Any) -> Any:
         return None
 
 
-def perform(agent: Agent, io: ModelIO | ToolIO | ToolBatch, config: RunnableConfig) -> Any:
-    """Carry out one I/O request in the calling thread (a model call bounded by the deadline; a batch of tool
-    calls in a thread pool bounded by its size)."""
-    if isinstance(io, ToolBatch):
-        return _perform_batch(agent, io, config)
+def perform(agent: Agent, io: ModelIO | ToolIO, config: RunnableConfig) -> Any:
+    """Carry out one I/O request in the calling thread (a model call bounded by the deadline)."""
     if isinstance(io, ModelIO):
         if io.timeout is None:
             return agent.call_model(io.call.messages, config, io.call)
@@ -253,11 +325,9 @@ def perform(agent: Agent, io: ModelIO | ToolIO | ToolBatch, config: RunnableConf
         return agent.execute(io.action, config=config, timeout=io.timeout)
 
 
-async def aperform(agent: Agent, io: ModelIO | ToolIO | ToolBatch, config: RunnableConfig) -> Any:
+async def aperform(agent: Agent, io: ModelIO | ToolIO, config: RunnableConfig) -> Any:
     """Async :func:`perform`; a model without async code of its own is called in a daemon thread (never the
-    loop's default executor, which ``asyncio.run`` joins); a batch of tool calls runs as tasks."""
-    if isinstance(io, ToolBatch):
-        return await _aperform_batch(agent, io, config)
+    loop's default executor, which ``asyncio.run`` joins)."""
     if isinstance(io, ModelIO):
         if not is_default_model_call(agent) or native_async(agent.llm):
             return await acall_within(lambda: agent.acall_model(io.call.messages, config, io.call), io.timeout)
@@ -267,25 +337,34 @@ async def aperform(agent: Agent, io: ModelIO | ToolIO | ToolBatch, config: Runna
         return await agent.aexecute(io.action, config=config, timeout=io.timeout)
 
 
-def _perform_batch(agent: Agent, batch: ToolBatch, config: RunnableConfig) -> list[Outcome]:
-    """Each call in a worker thread of its own context; each call's result is journaled as it completes."""
-    def one(io: ToolIO) -> Outcome:
+def perform_batch(agent: Agent, batch: ToolBatch, config: RunnableConfig) -> Iterator[tuple[int, Outcome, float]]:
+    """The calls of a batch, each in a worker thread of its own context (at most :data:`MAX_CONCURRENT_CALLS`
+    at once), as ``(call number, outcome, seconds)`` in the order they complete; each call's result is
+    journaled before it is reported."""
+    started = time.monotonic()
+
+    def one(io: ToolIO) -> tuple[Outcome, float]:
         with io.record.active(), subrun_usage() as subruns:
             outcome = agent.execute(io.action, config=config, timeout=io.timeout)
         report_subrun_usage(subruns.usage)  # to the whole decision's collector
-        return io.record.finish(_without_secrets(outcome, secret_values(agent.llm)), subruns.usage)
+        return io.record.finish(_without_secrets(outcome, secret_values(agent.llm)), subruns.usage), \
+            time.monotonic() - started
 
     workers = min(len(batch.calls), MAX_CONCURRENT_CALLS)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="react_agent-tool") as pool:
-        futures = [pool.submit(contextvars.copy_context().run, one, io) for io in batch.calls]
-        return [future.result() for future in futures]
+        futures = {pool.submit(contextvars.copy_context().run, one, io): k for k, io in enumerate(batch.calls)}
+        for future in as_completed(futures):
+            outcome, seconds = future.result()
+            yield futures[future], outcome, seconds
 
 
-async def _aperform_batch(agent: Agent, batch: ToolBatch, config: RunnableConfig) -> list[Outcome]:
-    """Each call as a task; each call's result is journaled (flushed in a worker thread) as it completes."""
-    lock, slots = asyncio.Lock(), asyncio.Semaphore(MAX_CONCURRENT_CALLS)
+async def aperform_batch(agent: Agent, batch: ToolBatch,
+                         config: RunnableConfig) -> AsyncIterator[tuple[int, Outcome, float]]:
+    """Async :func:`perform_batch`: each call as a task; each call's result is journaled (flushed in a worker
+    thread) before it is reported. Calls still running when the caller stops iterating are cancelled."""
+    lock, slots, started = asyncio.Lock(), asyncio.Semaphore(MAX_CONCURRENT_CALLS), time.monotonic()
 
-    async def one(io: ToolIO) -> Outcome:
+    async def one(k: int, io: ToolIO) -> tuple[int, Outcome, float]:
         async with slots:
             with io.record.active(), subrun_usage() as subruns:
                 outcome = await agent.aexecute(io.action, config=config, timeout=io.timeout)
@@ -295,9 +374,15 @@ async def _aperform_batch(agent: Agent, batch: ToolBatch, config: RunnableConfig
         if journal.outbox:
             async with lock:
                 await acall_in_thread(journal.flush, None, name="journal")
-        return outcome
+        return k, outcome, time.monotonic() - started
 
-    return list(await asyncio.gather(*(one(io) for io in batch.calls)))
+    tasks = [asyncio.ensure_future(one(k, io)) for k, io in enumerate(batch.calls)]
+    try:
+        for next_done in asyncio.as_completed(tasks):
+            yield await next_done
+    finally:
+        for task in tasks:
+            task.cancel()
 
 
 def close(agent: Agent, state: RunState) -> AgentResult:

@@ -13,7 +13,7 @@ from react_agent._types import AgentResult, AgentStep
 from react_agent.errors import ConfigError
 from react_agent.runtime._driver import message_text, safe_str
 from react_agent.runtime._retry import explain_model_error
-from react_agent.runtime._state import ModelCallError, RunState, StepDone
+from react_agent.runtime._state import ModelCallError
 
 __all__ = ["STEP_EVENT", "end_payload", "last", "model_error", "step_data", "task_of"]
 
@@ -98,9 +98,9 @@ def setup_error(exc: BaseException) -> ConfigError | None:
     return None
 
 
-def step_data(state: RunState, done: StepDone) -> dict[str, Any]:
-    """The data of the :data:`STEP_EVENT` of a completed step."""
-    return {"index": len(state.steps), "step": done.step}
+def step_data(index: int, step: AgentStep) -> dict[str, Any]:
+    """The data of the :data:`STEP_EVENT` of a completed step (``index``: its 1-based place in the run)."""
+    return {"index": index, "step": step}
 
 
 def end_payload(result: AgentResult) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from react_agent.runtime._journal import RunJournal
 from react_agent.tools import Outcome
 
 __all__ = ["Effect", "Loop", "ModelCall", "ModelCallError", "ModelReply", "Outcome", "RunState", "StepDone",
-           "ToolCall", "ToolCalls"]
+           "StepDraft", "ToolCall", "ToolCalls", "completed_step"]
 
 T = TypeVar("T")
 
@@ -37,6 +37,9 @@ class ModelCall:
     """The native protocol's decision: the model's tools are bound, and the reply's tool calls come back in
     its text (the JSON of :func:`react_agent.runtime.native_reply_text`), journaled and replayed with it."""
     context: CallContext | None = None
+    tools: tuple[Mapping[str, Any], ...] | None = None
+    """With ``tool_calls``: the tools to bind for this call alone (OpenAI-format function schemas; ``None``: the
+    agent's own tools)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,28 @@ class ToolCalls:
     call order; each call is validated, approved, journaled and replayed on its own, with its own key."""
 
     actions: tuple[AgentAction, ...]
+    drafts: tuple[StepDraft, ...] | None = None
+    """The step each call becomes (one per action). Given, each call's step is completed (:func:`completed_step`)
+    and published as soon as that call has its outcome, while the others still run, and the loop receives the
+    completed steps in call order instead of the outcomes; recording them (``yield from agent.record(...)``)
+    journals them and does not publish them again."""
+
+
+@dataclass(frozen=True)
+class StepDraft:
+    """The step a call of :class:`ToolCalls` becomes, before its outcome is known: ``step`` without its
+    observation, at ``index`` (1-based) among the run's steps; ``publish=False`` keeps it back until the loop
+    records it (a step the loop still changes, such as the last one of a decision it reviews)."""
+
+    step: AgentStep
+    index: int
+    publish: bool = True
+
+
+def completed_step(draft: StepDraft, outcome: Outcome, seconds: float) -> AgentStep:
+    """The draft's step with the call's outcome, and the call's ``seconds`` added to its duration."""
+    return draft.step.model_copy(update={"observation": outcome.observation, "is_error": outcome.is_error,
+                                         "duration_s": draft.step.duration_s + seconds})
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Helper process of test_parallel_crash.py: one decision of three tool calls, killed in the middle.
 
-``python tests/parallel_crash_worker.py run <folder> <protocol> <item>`` runs the agent with the journal
+``python tests/parallel_crash_worker.py run <folder> <protocol> <item>`` runs the agent (``<protocol>`` ``plan``:
+a ``PlanAndExecuteAgent`` whose plan holds the three calls as independent steps) with the journal
 ``<folder>/run.jsonl``; its decision calls ``record`` three times at once, and the call for ``<item>``
 hangs before it writes, so the test can SIGKILL the process once the other two calls are journaled.
 ``resume <folder> <protocol>`` resumes the run (nothing hangs then). ``record`` appends ``<item> <key>``
@@ -20,14 +21,21 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import InjectedToolArg, tool
 from tool_call_servers import NativeScriptedModel
 
-from react_agent import ReactAgent
+from react_agent import PlanAndExecuteAgent, ReactAgent
 from react_agent.testing import ScriptedChatModel
 
 ITEMS = ["item-1", "item-2", "item-3"]
 ANSWER = "All three items are recorded."
 
 
+def answer(protocol: str) -> str:
+    """The run's answer (a plan answers with its last step's result)."""
+    return f"recorded {ITEMS[-1]}" if protocol == "plan" else ANSWER
+
+
 def first_reply(protocol: str) -> AIMessage | str:
+    if protocol == "plan":
+        return json.dumps([{"tool": "record", "args": {"item": item}, "open": [], "depends_on": []} for item in ITEMS])
     if protocol == "native":
         return AIMessage(content="", tool_calls=[{"name": "record", "args": {"item": item}, "id": f"c{n}"}
                                                  for n, item in enumerate(ITEMS, 1)])
@@ -38,7 +46,7 @@ def final_reply(protocol: str) -> str:
     return ANSWER if protocol == "native" else json.dumps({"thought": "", "action": "FINISH", "action_input": ANSWER})
 
 
-def agent(folder: Path, protocol: str, hang: str | None) -> ReactAgent:
+def agent(folder: Path, protocol: str, hang: str | None) -> ReactAgent | PlanAndExecuteAgent:
     ledger = folder / "ledger.txt"
 
     @tool
@@ -54,6 +62,9 @@ def agent(folder: Path, protocol: str, hang: str | None) -> ReactAgent:
                 os.fsync(file.fileno())
         return f"recorded {item}"
 
+    if protocol == "plan":  # the plan is the only model call (replayed on resume)
+        return PlanAndExecuteAgent(ScriptedChatModel([first_reply(protocol)] if hang else []), [record], prompts="en",
+                                   max_parallel_calls=3)
     script = [final_reply(protocol)] if not hang else [first_reply(protocol), final_reply(protocol)]
     model = NativeScriptedModel(script) if protocol == "native" else ScriptedChatModel(script)
     options = {"protocol": "native"} if protocol == "native" else {"max_parallel_calls": 3}

@@ -32,7 +32,8 @@ def ended_items(journal: Path) -> list[str]:
     return sorted(started[r["seq"]] for r in records if r["type"] == "tool_end")
 
 
-@pytest.mark.parametrize(("protocol", "hang"), [("native", "item-3"), ("text", "item-3"), ("native", "item-1")])
+@pytest.mark.parametrize(("protocol", "hang"), [("native", "item-3"), ("text", "item-3"), ("native", "item-1"),
+                                               ("plan", "item-2")])
 def test_killed_between_the_second_and_third_call_each_call_runs_once(tmp_path: Path, protocol: str,
                                                                        hang: str) -> None:
     """The call for ``hang`` is still running when the process is killed (the third of three, or the first
@@ -54,7 +55,7 @@ def test_killed_between_the_second_and_third_call_each_call_runs_once(tmp_path: 
     out, err = resumed.communicate(timeout=60)
     assert resumed.returncode == 0, err
     result = json.loads(out.strip().splitlines()[-1])
-    assert result["status"] == "finished" and result["output"] == worker.ANSWER
+    assert result["status"] == "finished" and result["output"] == worker.answer(protocol)
     assert result["observations"][:3] == [f"recorded {item}" for item in worker.ITEMS]
     lines = ledger.read_text().splitlines()
     assert Counter(line.split()[0] for line in lines) == Counter(worker.ITEMS)

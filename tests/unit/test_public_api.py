@@ -69,7 +69,7 @@ PUBLIC = sorted([
 TESTING = sorted(["FunctionChatModel", "RecordedCall", "ScriptExhaustedError", "ScriptedChatModel"])
 
 LOOP = sorted(["Effect", "Loop", "ModelCall", "ModelCallError", "ModelReply", "Outcome", "RunState", "StepDone",
-               "ToolCall", "ToolCalls", "message_text", "message_usage", "task_of"])
+               "StepDraft", "ToolCall", "ToolCalls", "completed_step", "message_text", "message_usage", "task_of"])
 
 DECOMPOSE = sorted(["VERBS", "arun_decomposed", "combine_results", "run_decomposed", "run_subtasks", "split_task"])
 

@@ -101,9 +101,9 @@ def test_wrong_protocol_options_are_config_errors_naming_the_option(option: str,
         ReactAgent(ScriptedChatModel([]), [], **{option: value})
 
 
-def test_plan_and_execute_refuses_the_native_protocol() -> None:
-    with pytest.raises(ConfigError, match="PlanAndExecuteAgent"):
-        PlanAndExecuteAgent(NativeScriptedModel([]), [], protocol="native")
+def test_plan_and_execute_under_the_native_protocol_needs_a_model_with_bind_tools() -> None:
+    with pytest.raises(ConfigError, match="bind_tools"):
+        PlanAndExecuteAgent(ScriptedChatModel([]), [], protocol="native")
 
 
 def test_a_tool_named_final_answer_clashes_with_the_native_answer_tool() -> None:
@@ -213,10 +213,12 @@ def test_token_budget_ends_a_native_run(kit: Tools) -> None:
     assert result.status == "budget" and len(result.steps) == 3
 
 
-def test_stream_publishes_each_call_as_its_own_step_in_order(kit: Tools) -> None:
+def test_stream_publishes_each_call_as_its_own_step_once_and_the_result_keeps_call_order(kit: Tools) -> None:
     agent = ReactAgent(NativeScriptedModel([THREE, AIMessage(content="ok")]), kit.tools, protocol="native")
     items = list(agent.stream("go"))
-    assert [getattr(i, "observation", None) for i in items[:3]] == ["slow 1", "slow 2", "slow 3"]
+    assert len(items) == 5  # three calls (published as each completes), the answer, the result
+    assert sorted(getattr(i, "observation", "") for i in items[:3]) == ["slow 1", "slow 2", "slow 3"]
+    assert [s.observation for s in items[-1].steps[:3]] == ["slow 1", "slow 2", "slow 3"]
 
 
 def test_astream_events_reports_the_native_model_call_with_its_tools(kit: Tools) -> None:
