@@ -279,17 +279,18 @@ def open_mcp_tools(servers: Sequence[str], stack: ExitStack) -> list[BaseTool]:
 @dataclass(frozen=True)
 class Setup:
     """What every command builds before its first run: the model and the user's tools (``None``: the
-    demo tools, made per language)."""
+    demo tools, made per language, on the database ``demo_db``)."""
 
     llm: BaseLanguageModel[Any]
     user_tools: list[Any] | None
+    demo_db: Path | None = None
 
 
 def prepare(args: argparse.Namespace, console: Console, stack: ExitStack) -> Setup:
     """Build the model, import ``--tools`` and start ``--mcp`` servers (stopped by ``stack``)."""
     llm = build_model(args)
     if not (args.tools or args.mcp):
-        return Setup(llm, None)
+        return Setup(llm, None, demo_db(args, stack))
     if args.db is not None or args.root is not None:
         raise CliError("--db and --root configure the demo tools, which --tools/--mcp replace; leave them out",
                        EXIT_USAGE)
@@ -298,15 +299,25 @@ def prepare(args: argparse.Namespace, console: Console, stack: ExitStack) -> Set
     return Setup(llm, tools)
 
 
+def demo_db(args: argparse.Namespace, stack: ExitStack) -> Path:
+    """The database of the demo tools: ``--db``, else a fresh one in a temporary folder that ``stack``
+    removes (so a run never sees the users of an earlier run)."""
+    if args.db:
+        return Path(args.db).expanduser()
+    folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="react-agent-demo-", ignore_cleanup_errors=True))
+    return Path(folder) / "demo.db"
+
+
 def tools_for(args: argparse.Namespace, setup: Setup, lang: str) -> list[Any]:
-    """The user's tools, or the demo tools in ``lang`` (``--db``, ``--root``)."""
+    """The user's tools, or the demo tools in ``lang`` (on ``setup.demo_db``, ``--root``)."""
     if setup.user_tools is not None:
         return setup.user_tools
-    db = Path(args.db).expanduser() if args.db else default_db_path()
+    if setup.demo_db is None:
+        raise CliError("the demo tools need a database: give --db FILE", EXIT_USAGE)
+    db = setup.demo_db
     if args.db is not None and not db.parent.is_dir():
         raise CliError(f"--db: the folder {str(db.parent)!r} does not exist", EXIT_USAGE)
     try:
-        db.parent.mkdir(parents=True, exist_ok=True)
         return make_demo_tools(db_path=db, root=args.root or ".", lang=lang)  # type: ignore[arg-type]
     except ConfigError as exc:
         raise CliError(f"--root: {exc}", EXIT_USAGE) from exc
@@ -453,11 +464,6 @@ def _explained(console: Console, result: AgentResult, errors: _ModelErrors) -> N
         explained = explain_model_error(errors.error)
         if explained:
             console.line(f"  {explained}", "red")
-
-
-def default_db_path() -> Path:
-    """``$XDG_DATA_HOME/react-agent/demo.db``, by default ``~/.local/share/react-agent/demo.db``."""
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "react-agent" / "demo.db"
 
 
 def _journal_path(text: str) -> Path:
@@ -699,8 +705,8 @@ def _work_flags(sub: argparse.ArgumentParser) -> None:
                      "task has Cyrillic letters, else en)")
     sub.add_argument("--timeout", type=positive_seconds, metavar="S", help="seconds a run may take (status timeout)")
     sub.add_argument("--tool-timeout", type=positive_seconds, metavar="S", help="seconds one tool call may take")
-    sub.add_argument("--db", metavar="FILE", help="SQLite file of the demo user tools "
-                     "(default: $XDG_DATA_HOME/react-agent/demo.db or ~/.local/share/react-agent/demo.db)")
+    sub.add_argument("--db", metavar="FILE", help="SQLite file of the demo user tools, kept between runs "
+                     "(default: a fresh temporary database per command, removed at its end)")
     sub.add_argument("--root", metavar="DIR", help="the demo read_file reads only under DIR (default: .)")
     add_model_and_tool_flags(sub)
 
@@ -740,7 +746,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_batch_commands(commands)
     add_serve_parser(commands, SimpleNamespace(
         work_flags=_work_flags, agent_flags=_agent_flags, load_tools=load_tools, open_mcp_tools=open_mcp_tools,
-        tools_for=tools_for, Setup=Setup, build_agent=build_agent))
+        tools_for=tools_for, demo_db=demo_db, Setup=Setup, build_agent=build_agent))
     add_view_parser(commands)
     add_setup_parser(commands)
     run.set_defaults(func=cmd_run)

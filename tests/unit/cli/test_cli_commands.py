@@ -144,14 +144,6 @@ def test_run_shows_steps_and_prints_answer(scripted: Any, run_args: list[str],
     assert "\033[" not in captured.err  # no colours when stderr is not a terminal
 
 
-def test_default_db_in_xdg_data_home(scripted: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Without --db the users go to $XDG_DATA_HOME/react-agent/demo.db, created on first use."""
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    scripted(reply("register_user", {"username": "Ivan", "email": "ivan@test.com"}), reply("FINISH", "ok"))
-    assert cli.main(["run", "Register Ivan", "--root", str(tmp_path)]) == 0
-    assert UserDB(tmp_path / "data" / "react-agent" / "demo.db").get("Ivan") is not None
-
-
 def test_run_not_finished_exits_1(scripted: Any, run_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     """A run that hits the iteration limit exits 1 and says so."""
     scripted(reply("calculator", {"expression": "1+1"}))
