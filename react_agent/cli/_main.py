@@ -8,15 +8,11 @@ stdout. This is the one module of the package that writes to the terminal. docs/
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import itertools
 import json
 import logging
 import os
 import re
-import shlex
-import shutil
 import sqlite3
 import sys
 import tempfile
@@ -35,7 +31,6 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool
 
 from react_agent import (
     FINISH,
@@ -53,12 +48,11 @@ from react_agent import (
 )
 from react_agent._prompts import task_language
 from react_agent.cli._batch import add_batch_commands, positive_int, positive_seconds
-from react_agent.cli._flags import add_model_and_tool_flags, agent_options, load_tools
+from react_agent.cli._flags import add_model_and_tool_flags, agent_options, load_tools, mcp_server, open_mcp_tools
 from react_agent.cli._models import (
     EXIT_CREDENTIALS,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
-    EXIT_MCP,
     EXIT_NOT_FINISHED,
     EXIT_OK,
     EXIT_SETUP,
@@ -74,7 +68,7 @@ from react_agent.decompose import split_task
 from react_agent.demo import DEMO_EXAMPLES, SEED_TASKS, UserDB, make_demo_tools
 from react_agent.runtime import explain_model_error
 
-__all__ = ["CliError", "build_model", "load_tools", "main"]
+__all__ = ["CliError", "build_model", "load_tools", "main", "mcp_server", "open_mcp_tools"]
 
 _SECRET_NAME = re.compile(r"(CREDENTIALS|TOKEN|PASSWORD|SECRET|API_KEY)$", re.IGNORECASE)
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "magenta": "35", "cyan": "36"}
@@ -230,49 +224,6 @@ def _http_status(exc: BaseException) -> int | None:
     if not isinstance(status, int):
         status = getattr(getattr(exc, "response", None), "status_code", None)
     return status if isinstance(status, int) else None
-
-
-# ---------------------------------------------------------------------------------------------- MCP servers
-def mcp_server(text: str) -> str | list[str]:
-    """``--mcp "COMMAND ARGS"`` split as a shell would (no shell runs), or an ``http(s)://`` URL of a
-    streamable HTTP server; :class:`CliError` if the command cannot be found."""
-    if re.match(r"https?://", text.strip(), re.IGNORECASE):
-        return text.strip()
-    try:
-        argv = shlex.split(text)
-    except ValueError as exc:
-        raise CliError(f"--mcp {text!r}: {exc} (quote the whole command once: --mcp \"python server.py\")",
-                       EXIT_USAGE) from None
-    if not argv:
-        raise CliError("--mcp needs a command, e.g. --mcp \"python my_server.py\"", EXIT_USAGE)
-    if argv[0] in ("python", "python3") and sys.executable:  # the interpreter (and venv) running react-agent
-        argv[0] = sys.executable
-    if shutil.which(argv[0]) is None:
-        raise CliError(f"--mcp {text!r}: command not found: {argv[0]} (install it, or give its full path)",
-                       EXIT_MCP)
-    return argv
-
-
-def open_mcp_tools(servers: Sequence[str], stack: ExitStack) -> list[BaseTool]:
-    """Start (or attach) the MCP servers of ``--mcp`` and return their tools; ``stack`` closes them."""
-    specs = [mcp_server(text) for text in servers]
-    if not specs:
-        return []
-    if importlib.util.find_spec("mcp") is None or importlib.util.find_spec("langchain_mcp_adapters") is None:
-        raise CliError("--mcp needs the packages mcp and langchain-mcp-adapters: pip install 'react-agent[mcp]'",
-                       EXIT_MCP)
-    from react_agent.mcp import mcp_tools
-
-    try:
-        tools: list[BaseTool] = stack.enter_context(mcp_tools(*specs))
-    except ConfigError as exc:
-        raise CliError(f"--mcp: {exc}", EXIT_USAGE) from None
-    except Exception as exc:  # MCPError: a server did not start, did not speak MCP, or tool names clash
-        urls = [spec for spec in specs if isinstance(spec, str)]
-        hint = (f"is the MCP server running at {urls[0]}?" if urls and len(urls) == len(specs)
-                else "run the command yourself to see its own error")
-        raise CliError(f"--mcp: {exc} ({hint})", EXIT_MCP) from exc
-    return tools
 
 
 # ---------------------------------------------------------------------------------------------- the agent

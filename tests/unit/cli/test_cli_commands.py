@@ -13,7 +13,6 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from react_agent.cli import _main as cli
-from react_agent.demo import UserDB
 from react_agent.testing import ScriptedChatModel
 
 SECRET = "ZmFrZS1naWdhY2hhdC1jcmVkZW50aWFscw=="
