@@ -307,8 +307,15 @@ async def _relayed_stdio_session(server: _Server) -> AsyncIterator[Any]:
 
 
 def _relay_pipe(fd: int, label: str) -> None:
+    """Relay the pipe until the server closes it; a line longer than 8 KB comes in pieces. Whatever happens,
+    the pipe is drained to its end, so the server never blocks on a full stderr."""
     with open(fd, "rb") as pipe:
-        relay_lines((raw.decode("utf-8", "replace") for raw in pipe), label)
+        pieces = iter(lambda: pipe.readline(8192), b"")
+        try:
+            relay_lines((raw.decode("utf-8", "replace") for raw in pieces), label)
+        except Exception:
+            for _ in pieces:
+                pass
 
 
 def relay_lines(lines: Iterable[str], label: str) -> None:

@@ -58,3 +58,20 @@ def test_opening_mcp_tools_raises_the_mcp_logger_only_when_unset() -> None:
             assert mcp_logger.level == after
     finally:
         mcp_logger.setLevel(old)
+
+
+def test_a_server_flooding_stderr_with_a_huge_line_does_not_block() -> None:
+    """A server writing 4 MB on one stderr line, then exiting: the relay reads it in pieces and the server
+    is not blocked on a full pipe (the run ends)."""
+    import os
+    import threading
+
+    from react_agent.tools import _mcp
+
+    read_fd, write_fd = os.pipe()
+    reader = threading.Thread(target=_mcp._relay_pipe, args=(read_fd, "flood"), daemon=True)
+    reader.start()
+    with open(write_fd, "wb") as pipe:
+        pipe.write(b"x" * 4_000_000 + b"\nINFO done\n")
+    reader.join(timeout=30)
+    assert not reader.is_alive()
