@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -96,7 +97,9 @@ class AgentSpec:
     model_options: tuple[str, ...] = ()
     """The ``-o KEY=VALUE`` texts."""
     tools: tuple[str, ...] = ()
-    """The ``--tools MODULE[:NAME]`` specs (none: the demo tools)."""
+    """The ``--tools MODULE[:NAME]`` specs (none, and no ``mcp``: the demo tools)."""
+    mcp: tuple[Any, ...] = ()
+    """The tools of the ``--mcp`` servers, opened by the command for the whole batch (local backend only)."""
     prompts: str | None = None
     constrained: str | None = None
     examples: str | None = None
@@ -106,8 +109,9 @@ class AgentSpec:
         from react_agent.cli._flags import agent_options, load_tools
         from react_agent.demo import DEMO_EXAMPLES, make_demo_tools
 
-        tools: list[Any] = [t for spec in self.tools for t in load_tools(spec)] if self.tools else \
-            make_demo_tools(db_path=self.db, root=self.root, lang=self.lang)  # type: ignore[arg-type]
+        tools: list[Any] = [*(t for spec in self.tools for t in load_tools(spec)), *self.mcp]
+        if not tools:
+            tools = make_demo_tools(db_path=self.db, root=self.root, lang=self.lang)  # type: ignore[arg-type]
         names = {FINISH, *(getattr(t, "name", getattr(t, "__name__", "")) for t in tools)}
         demo = [e for e in DEMO_EXAMPLES[self.lang]
                 if {e.answer.action, *(s.action for s in e.steps if s.action)} <= names]
@@ -142,6 +146,19 @@ def _spec_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- progress
+def _mcp_tools(args: argparse.Namespace, stack: ExitStack) -> tuple[Any, ...]:
+    """The tools of ``--mcp``, its servers started for the batch (``stack`` stops them)."""
+    from react_agent.cli._flags import open_mcp_tools
+
+    if not args.mcp:
+        return ()
+    if args.backend == "ray":
+        raise _cli_error("--mcp needs --backend local: the MCP sessions live in this process and cannot be sent to "
+                         "Ray workers. Run with --backend local, or give the workers your tools with --tools "
+                         "MODULE[:NAME] (imported in each worker)", EXIT_USAGE)
+    return tuple(open_mcp_tools(args.mcp, stack))
+
+
 def _count_tasks(path: str) -> int | None:
     try:
         with open(path, encoding="utf-8") as handle:
@@ -245,17 +262,19 @@ def cmd_batch(args: argparse.Namespace, console: Any) -> int:
     check_model(args.model)
     out = Path(args.out)
     journal_dir = args.journal_dir or f"{out}.journal"
-    spec = AgentSpec(agent=args.agent, model=args.model, lang=_lang_of(args.tasks, args.lang),
-                     db=_db(args, Path(f"{out}.db")), root=args.root, model_path=args.model_path,
-                     max_iterations=args.max_iterations, **_spec_flags(args))
-    batch = run_batch(spec, args.tasks, concurrency=args.concurrency, journal_dir=journal_dir, out=out,
-                      backend=args.backend, task_timeout=args.task_timeout,
-                      retry=("error", "timeout") if args.retry_failed else (), **_backend_options(args))
-    batch.summary.total = _count_tasks(args.tasks)
-    try:
-        summary = _run_with_progress(batch, console, "batch")
-    except ConfigError as exc:  # a bad task, or a results file another batch is writing
-        raise _cli_error(str(exc), EXIT_USAGE) from None
+    flags, backend = _spec_flags(args), _backend_options(args)
+    with ExitStack() as stack:
+        spec = AgentSpec(agent=args.agent, model=args.model, lang=_lang_of(args.tasks, args.lang),
+                         db=_db(args, Path(f"{out}.db")), root=args.root, model_path=args.model_path,
+                         max_iterations=args.max_iterations, mcp=_mcp_tools(args, stack), **flags)
+        batch = run_batch(spec, args.tasks, concurrency=args.concurrency, journal_dir=journal_dir, out=out,
+                          backend=args.backend, task_timeout=args.task_timeout,
+                          retry=("error", "timeout") if args.retry_failed else (), **backend)
+        batch.summary.total = _count_tasks(args.tasks)
+        try:
+            summary = _run_with_progress(batch, console, "batch")
+        except ConfigError as exc:  # a bad task, or a results file another batch is writing
+            raise _cli_error(str(exc), EXIT_USAGE) from None
     console.answer(format_summary(summary, str(out)))
     return EXIT_OK if summary.failed == 0 else EXIT_NOT_FINISHED
 
@@ -285,17 +304,21 @@ def cmd_eval(args: argparse.Namespace, console: Any) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     scores, failed = [], 0
     total = _count_tasks(args.suite)
+    flags, backend = _spec_flags(args), _backend_options(args)
     for name, agent, lang in variants:
-        spec = AgentSpec(agent=agent, model=args.model, lang=lang, db=str(folder / f"{name}.db"), root=args.root,
-                         model_path=args.model_path, max_iterations=args.max_iterations, **_spec_flags(args))
         out = folder / f"{name}.jsonl"
-        batch = run_batch(spec, args.suite, concurrency=args.concurrency, journal_dir=folder / f"{name}.journal",
-                          out=out, backend=args.backend, task_timeout=args.task_timeout, **_backend_options(args))
-        batch.summary.total = total
-        try:
-            _run_with_progress(batch, console, name)
-        except TaskError as exc:
-            raise _cli_error(str(exc), EXIT_USAGE) from None
+        with ExitStack() as stack:  # each variant gets its own MCP servers, as its own database
+            spec = AgentSpec(agent=agent, model=args.model, lang=lang, db=str(folder / f"{name}.db"), root=args.root,
+                             model_path=args.model_path, max_iterations=args.max_iterations,
+                             mcp=_mcp_tools(args, stack), **flags)
+            batch = run_batch(spec, args.suite, concurrency=args.concurrency,
+                              journal_dir=folder / f"{name}.journal", out=out, backend=args.backend,
+                              task_timeout=args.task_timeout, **backend)
+            batch.summary.total = total
+            try:
+                _run_with_progress(batch, console, name)
+            except TaskError as exc:
+                raise _cli_error(str(exc), EXIT_USAGE) from None
         results = list(read_results(out))
         failed += sum(1 for r in results if r.status != "finished" or r.passed is False)
         scores.append(score_results(name, results))
@@ -338,6 +361,10 @@ def _common(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--tools", action="append", metavar="MODULE[:NAME]", help="your tools instead of the demo "
                      "tools: a list (or a function returning one) named NAME (default: tools) in a module or .py "
                      "file, imported in each worker; repeatable")
+    sub.add_argument("--mcp", action="append", metavar="'COMMAND ARGS'", help="an MCP server instead of the demo "
+                     "tools: a command to start (stdio; 'python' is the interpreter running react-agent) or an "
+                     "http(s):// URL, started once for the batch and shared by its tasks (--backend local only); "
+                     "repeatable")
     sub.add_argument("--lang", choices=("ru", "en"),
                      help="language of prompts and tools (default: ru if the first task has Cyrillic letters)")
     sub.add_argument("--max-iterations", type=positive_int, metavar="N", help="model decisions per task (default: 5)")
@@ -357,8 +384,9 @@ def add_batch_commands(subparsers: Any) -> None:
     batch = subparsers.add_parser(
         "batch", help="run many tasks from a JSONL file, resumable", description=(
             "Run every task of TASKS.jsonl (one string or {id, task, session, checks} object per line) with the demo "
-            "tools, N at a time, appending one result per line to RESULTS.jsonl. Every task is journaled: run the "
-            "same command again after a crash or Ctrl-C and only the unfinished work is done."))
+            "tools (or your --tools and --mcp servers), N at a time, appending one result per line to RESULTS.jsonl. "
+            "Every task is journaled: run the same command again after a crash or Ctrl-C and only the unfinished "
+            "work is done."))
     batch.add_argument("tasks", metavar="TASKS.jsonl")
     batch.add_argument("--out", required=True, metavar="RESULTS.jsonl", help="results file (appended)")
     batch.add_argument("--agent", choices=AGENTS, default="react", help="default: react")

@@ -13,19 +13,23 @@ import importlib.util
 import inspect
 import os
 import re
+import shlex
+import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from react_agent import Example
-from react_agent.cli._models import EXIT_TOOLS, EXIT_USAGE, CliError, json_list, model_options
+from react_agent import ConfigError, Example
+from react_agent.cli._models import EXIT_MCP, EXIT_TOOLS, EXIT_USAGE, CliError, json_list, model_options
+from react_agent.errors import MissingPackageError
 
 __all__ = ["CONSTRAINED_CHOICES", "add_model_and_tool_flags", "agent_options", "load_examples", "load_tools",
-           "model_options"]
+           "mcp_server", "model_options", "open_mcp_tools"]
 
 MODEL_HELP = ("local (embedded llama.cpp model, default), gigachat, scripted:FILE (a JSON list of replies), or "
               "provider:name: openai:gpt-4.1, vllm:NAME, llamacpp:NAME, ollama:NAME, gigachat:NAME, local:FILE.gguf")
@@ -83,6 +87,48 @@ def load_examples(path: str) -> list[Example]:
     except ValueError as exc:
         first = str(exc).splitlines()
         raise CliError(f"--examples: {path!r}: {' '.join(first[:3])}", EXIT_USAGE) from None
+
+
+# ---------------------------------------------------------------------------------------------- MCP servers
+def mcp_server(text: str) -> str | list[str]:
+    """``--mcp "COMMAND ARGS"`` split as a shell would (no shell runs), or an ``http(s)://`` URL of a
+    streamable HTTP server; :class:`CliError` if the command cannot be found."""
+    if re.match(r"https?://", text.strip(), re.IGNORECASE):
+        return text.strip()
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise CliError(f"--mcp {text!r}: {exc} (quote the whole command once: --mcp \"python server.py\")",
+                       EXIT_USAGE) from None
+    if not argv:
+        raise CliError("--mcp needs a command, e.g. --mcp \"python my_server.py\"", EXIT_USAGE)
+    if argv[0] in ("python", "python3") and sys.executable:  # the interpreter (and venv) running react-agent
+        argv[0] = sys.executable
+    if shutil.which(argv[0]) is None:
+        raise CliError(f"--mcp {text!r}: command not found: {argv[0]} (install it, or give its full path)",
+                       EXIT_MCP)
+    return argv
+
+
+def open_mcp_tools(servers: Sequence[str], stack: ExitStack) -> list[BaseTool]:
+    """Start (or attach) the MCP servers of ``--mcp`` and return their tools; ``stack`` closes them."""
+    specs = [mcp_server(text) for text in servers]
+    if not specs:
+        return []
+    from react_agent.mcp import mcp_tools
+
+    try:
+        tools: list[BaseTool] = stack.enter_context(mcp_tools(*specs))
+    except MissingPackageError as exc:  # the mcp extra is not installed
+        raise CliError(f"--mcp: {exc}", EXIT_MCP) from None
+    except ConfigError as exc:
+        raise CliError(f"--mcp: {exc}", EXIT_USAGE) from None
+    except Exception as exc:  # MCPError: a server did not start, did not speak MCP, or tool names clash
+        urls = [spec for spec in specs if isinstance(spec, str)]
+        hint = (f"is the MCP server running at {urls[0]}?" if urls and len(urls) == len(specs)
+                else "run the command yourself to see its own error")
+        raise CliError(f"--mcp: {exc} ({hint})", EXIT_MCP) from exc
+    return tools
 
 
 # ---------------------------------------------------------------------------------------------- user tools

@@ -8,15 +8,11 @@ stdout. This is the one module of the package that writes to the terminal. docs/
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import itertools
 import json
 import logging
 import os
 import re
-import shlex
-import shutil
 import sqlite3
 import sys
 import tempfile
@@ -35,7 +31,6 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool
 
 from react_agent import (
     FINISH,
@@ -53,12 +48,11 @@ from react_agent import (
 )
 from react_agent._prompts import task_language
 from react_agent.cli._batch import add_batch_commands, positive_int, positive_seconds
-from react_agent.cli._flags import add_model_and_tool_flags, agent_options, load_tools
+from react_agent.cli._flags import add_model_and_tool_flags, agent_options, load_tools, mcp_server, open_mcp_tools
 from react_agent.cli._models import (
     EXIT_CREDENTIALS,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
-    EXIT_MCP,
     EXIT_NOT_FINISHED,
     EXIT_OK,
     EXIT_SETUP,
@@ -74,7 +68,7 @@ from react_agent.decompose import split_task
 from react_agent.demo import DEMO_EXAMPLES, SEED_TASKS, UserDB, make_demo_tools
 from react_agent.runtime import explain_model_error
 
-__all__ = ["CliError", "build_model", "load_tools", "main"]
+__all__ = ["CliError", "build_model", "load_tools", "main", "mcp_server", "open_mcp_tools"]
 
 _SECRET_NAME = re.compile(r"(CREDENTIALS|TOKEN|PASSWORD|SECRET|API_KEY)$", re.IGNORECASE)
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "magenta": "35", "cyan": "36"}
@@ -232,64 +226,22 @@ def _http_status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
-# ---------------------------------------------------------------------------------------------- MCP servers
-def mcp_server(text: str) -> str | list[str]:
-    """``--mcp "COMMAND ARGS"`` split as a shell would (no shell runs), or an ``http(s)://`` URL of a
-    streamable HTTP server; :class:`CliError` if the command cannot be found."""
-    if re.match(r"https?://", text.strip(), re.IGNORECASE):
-        return text.strip()
-    try:
-        argv = shlex.split(text)
-    except ValueError as exc:
-        raise CliError(f"--mcp {text!r}: {exc} (quote the whole command once: --mcp \"python server.py\")",
-                       EXIT_USAGE) from None
-    if not argv:
-        raise CliError("--mcp needs a command, e.g. --mcp \"python my_server.py\"", EXIT_USAGE)
-    if argv[0] in ("python", "python3") and sys.executable:  # the interpreter (and venv) running react-agent
-        argv[0] = sys.executable
-    if shutil.which(argv[0]) is None:
-        raise CliError(f"--mcp {text!r}: command not found: {argv[0]} (install it, or give its full path)",
-                       EXIT_MCP)
-    return argv
-
-
-def open_mcp_tools(servers: Sequence[str], stack: ExitStack) -> list[BaseTool]:
-    """Start (or attach) the MCP servers of ``--mcp`` and return their tools; ``stack`` closes them."""
-    specs = [mcp_server(text) for text in servers]
-    if not specs:
-        return []
-    if importlib.util.find_spec("mcp") is None or importlib.util.find_spec("langchain_mcp_adapters") is None:
-        raise CliError("--mcp needs the packages mcp and langchain-mcp-adapters: pip install 'react-agent[mcp]'",
-                       EXIT_MCP)
-    from react_agent.mcp import mcp_tools
-
-    try:
-        tools: list[BaseTool] = stack.enter_context(mcp_tools(*specs))
-    except ConfigError as exc:
-        raise CliError(f"--mcp: {exc}", EXIT_USAGE) from None
-    except Exception as exc:  # MCPError: a server did not start, did not speak MCP, or tool names clash
-        urls = [spec for spec in specs if isinstance(spec, str)]
-        hint = (f"is the MCP server running at {urls[0]}?" if urls and len(urls) == len(specs)
-                else "run the command yourself to see its own error")
-        raise CliError(f"--mcp: {exc} ({hint})", EXIT_MCP) from exc
-    return tools
-
-
 # ---------------------------------------------------------------------------------------------- the agent
 @dataclass(frozen=True)
 class Setup:
     """What every command builds before its first run: the model and the user's tools (``None``: the
-    demo tools, made per language)."""
+    demo tools, made per language, on the database ``demo_db``)."""
 
     llm: BaseLanguageModel[Any]
     user_tools: list[Any] | None
+    demo_db: Path | None = None
 
 
 def prepare(args: argparse.Namespace, console: Console, stack: ExitStack) -> Setup:
     """Build the model, import ``--tools`` and start ``--mcp`` servers (stopped by ``stack``)."""
     llm = build_model(args)
     if not (args.tools or args.mcp):
-        return Setup(llm, None)
+        return Setup(llm, None, demo_db(args, stack))
     if args.db is not None or args.root is not None:
         raise CliError("--db and --root configure the demo tools, which --tools/--mcp replace; leave them out",
                        EXIT_USAGE)
@@ -298,15 +250,25 @@ def prepare(args: argparse.Namespace, console: Console, stack: ExitStack) -> Set
     return Setup(llm, tools)
 
 
+def demo_db(args: argparse.Namespace, stack: ExitStack) -> Path:
+    """The database of the demo tools: ``--db``, else a fresh one in a temporary folder that ``stack``
+    removes (so a run never sees the users of an earlier run)."""
+    if args.db:
+        return Path(args.db).expanduser()
+    folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="react-agent-demo-", ignore_cleanup_errors=True))
+    return Path(folder) / "demo.db"
+
+
 def tools_for(args: argparse.Namespace, setup: Setup, lang: str) -> list[Any]:
-    """The user's tools, or the demo tools in ``lang`` (``--db``, ``--root``)."""
+    """The user's tools, or the demo tools in ``lang`` (on ``setup.demo_db``, ``--root``)."""
     if setup.user_tools is not None:
         return setup.user_tools
-    db = Path(args.db).expanduser() if args.db else default_db_path()
+    if setup.demo_db is None:
+        raise CliError("the demo tools need a database: give --db FILE", EXIT_USAGE)
+    db = setup.demo_db
     if args.db is not None and not db.parent.is_dir():
         raise CliError(f"--db: the folder {str(db.parent)!r} does not exist", EXIT_USAGE)
     try:
-        db.parent.mkdir(parents=True, exist_ok=True)
         return make_demo_tools(db_path=db, root=args.root or ".", lang=lang)  # type: ignore[arg-type]
     except ConfigError as exc:
         raise CliError(f"--root: {exc}", EXIT_USAGE) from exc
@@ -454,11 +416,6 @@ def _explained(console: Console, result: AgentResult, errors: _ModelErrors) -> N
         explained = explain_model_error(errors.error)
         if explained:
             console.line(f"  {explained}", "red")
-
-
-def default_db_path() -> Path:
-    """``$XDG_DATA_HOME/react-agent/demo.db``, by default ``~/.local/share/react-agent/demo.db``."""
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "react-agent" / "demo.db"
 
 
 def _journal_path(text: str) -> Path:
@@ -700,8 +657,8 @@ def _work_flags(sub: argparse.ArgumentParser) -> None:
                      "task has Cyrillic letters, else en)")
     sub.add_argument("--timeout", type=positive_seconds, metavar="S", help="seconds a run may take (status timeout)")
     sub.add_argument("--tool-timeout", type=positive_seconds, metavar="S", help="seconds one tool call may take")
-    sub.add_argument("--db", metavar="FILE", help="SQLite file of the demo user tools "
-                     "(default: $XDG_DATA_HOME/react-agent/demo.db or ~/.local/share/react-agent/demo.db)")
+    sub.add_argument("--db", metavar="FILE", help="SQLite file of the demo user tools, kept between runs "
+                     "(default: a fresh temporary database per command, removed at its end)")
     sub.add_argument("--root", metavar="DIR", help="the demo read_file reads only under DIR (default: .)")
     add_model_and_tool_flags(sub)
 
@@ -741,7 +698,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_batch_commands(commands)
     add_serve_parser(commands, SimpleNamespace(
         work_flags=_work_flags, agent_flags=_agent_flags, load_tools=load_tools, open_mcp_tools=open_mcp_tools,
-        tools_for=tools_for, Setup=Setup, build_agent=build_agent))
+        tools_for=tools_for, demo_db=demo_db, Setup=Setup, build_agent=build_agent))
     add_view_parser(commands)
     add_setup_parser(commands)
     run.set_defaults(func=cmd_run)

@@ -43,7 +43,7 @@ def _seconds(text: str) -> float:
 def add_serve_parser(subparsers: Any, parts: Any) -> argparse.ArgumentParser:
     """Add ``serve`` to the ``react-agent`` subcommands: the flags of ``run`` (model, tools, agent) plus the
     server's. ``parts``: the pieces of ``run`` it shares (``work_flags``, ``agent_flags``, ``load_tools``,
-    ``open_mcp_tools``, ``tools_for``, ``Setup``, ``build_agent``), handed over by the command's parser."""
+    ``open_mcp_tools``, ``tools_for``, ``demo_db``, ``Setup``, ``build_agent``), handed over by the command's parser."""
     serve = subparsers.add_parser("serve", help="serve an agent over HTTP with a live web page", description=(
         "Serve the agent of the model and tool flags (as `run`) over HTTP: the run API, the page at / and an "
         "OpenAI-compatible /v1/chat/completions. Every run is journaled in --journal-dir; a server started again "
@@ -142,7 +142,7 @@ def cmd_serve(args: argparse.Namespace, console: Any) -> int:
             tools = [tool for spec in args.tools or [] for tool in parts.load_tools(spec)]
             tools.extend(parts.open_mcp_tools(args.mcp or [], stack))
         else:
-            tools = parts.tools_for(args, parts.Setup(llm, None), args.lang)
+            tools = parts.tools_for(args, parts.Setup(llm, None, parts.demo_db(args, stack)), args.lang)
         agent = parts.build_agent(args, llm, tools, console)
         console.line(f"serving {agent.name} on http://{args.host}:{args.port}/ (journals: {args.journal_dir})",
                      "bold")

@@ -1,6 +1,6 @@
 """MCP servers as tool sources: start or attach MCP servers and give their tools to an agent.
 
-Needs the ``mcp`` extra (``pip install "react-agent[mcp]"``: the ``mcp`` SDK and
+Needs the ``mcp`` extra (``pip install '.[mcp]'`` in a checkout of react-agent: the ``mcp`` SDK and
 ``langchain-mcp-adapters``). One helper serves sync and async code::
 
     from react_agent import ReactAgent
@@ -20,7 +20,11 @@ a ``"name"`` used by ``prefix=True``.
 
 The sessions live on a background event loop in a daemon thread owned by the helper: the tools work
 under ``run`` and ``arun`` (any event loop, any thread), and leaving the ``with`` block closes the
-sessions and stops the servers it started. Each call returns the server's content as text for the
+sessions and stops the servers it started. A server started from a command line or argv list has its
+stderr read line by line into :mod:`logging` (logger ``react_agent.tools``): the lines it logs at INFO
+or DEBUG (FastMCP logs every request at INFO) at DEBUG, every other line (warnings, errors, tracebacks)
+at WARNING. The ``mcp`` library's own logger is raised to WARNING unless the application set its level.
+Each call returns the server's content as text for the
 model (text parts joined, images and files summarised); an MCP error result (``isError``) raises
 ``ToolException``, which the agent shows the model as an error observation.
 """
@@ -31,10 +35,11 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import os
 import re
 import shlex
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from types import TracebackType
@@ -43,13 +48,18 @@ from urllib.parse import urlsplit
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from react_agent.errors import ConfigError, MCPError
+from react_agent.errors import ConfigError, MCPError, MissingPackageError
 from react_agent.tools._results import error_text, tool_outcome
 from react_agent.tools._timeouts import acall_in_thread
 
 __all__ = ["MCPError", "MCPTools", "mcp_tools"]
 
 logger = logging.getLogger(__name__)
+
+INSTALL_HINT = ("install the extra react-agent[mcp] (pip install '.[mcp]' in a checkout of react-agent, or pip "
+                "install mcp langchain-mcp-adapters)")
+_LEVEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:\d{4}-\d\d-\d\d[ T][\d:,.]+\s*)?"
+                    r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b")
 
 ServerSpec = str | Sequence[str] | Mapping[str, Any]
 
@@ -59,6 +69,7 @@ class _Server:
     label: str  # for messages: the command line or the URL
     name: str  # for prefix=True
     connection: dict[str, Any]
+    relay_stderr: bool = False  # started from a command line or argv: its stderr goes to logging
 
 
 def mcp_tools(*servers: ServerSpec, prefix: bool = False, startup_timeout: float = 30.0,
@@ -82,7 +93,8 @@ class MCPTools:
             import langchain_mcp_adapters.sessions  # noqa: F401
             import mcp  # noqa: F401
         except ImportError as exc:
-            raise ConfigError(f"MCP tools need the mcp extra ({exc}): pip install 'react-agent[mcp]'") from None
+            raise MissingPackageError(f"MCP tools need the mcp extra ({exc}): {INSTALL_HINT}",
+                                      name=exc.name) from None
         if not servers:
             raise ConfigError("mcp_tools needs at least one server: a command line, an argv list or a URL")
         for option, value in (("startup_timeout", startup_timeout), ("close_timeout", close_timeout)):
@@ -178,6 +190,9 @@ class MCPTools:
         if self._opened:
             raise MCPError("these MCP tools were already opened: call mcp_tools(...) again for a new connection")
         self._opened = True
+        mcp_logger = logging.getLogger("mcp")
+        if mcp_logger.level == logging.NOTSET:  # its clients log every session at INFO
+            mcp_logger.setLevel(logging.WARNING)
         loop = asyncio.new_event_loop()
         self._loop = loop
         self._thread = threading.Thread(target=loop.run_forever, name="react-agent-mcp", daemon=True)
@@ -188,8 +203,6 @@ class MCPTools:
 
     async def _serve(self, ready: concurrent.futures.Future[list[BaseTool]]) -> None:
         """Open every session, hand out the tools, keep the sessions until :meth:`close`."""
-        from langchain_mcp_adapters.sessions import create_session
-
         self._stop = asyncio.Event()
         self._task = asyncio.current_task()
         current: _Server | None = None
@@ -197,7 +210,7 @@ class MCPTools:
             async with contextlib.AsyncExitStack() as stack:
                 opened = []
                 for current in self._servers:
-                    session = await stack.enter_async_context(create_session(current.connection))  # type: ignore[arg-type]
+                    session = await stack.enter_async_context(_session(current))
                     await session.initialize()
                     listed = await _list_tools(session)
                     logger.debug("MCP server %s: %d tools", current.label, len(listed))
@@ -267,6 +280,59 @@ class MCPTools:
         labels = ", ".join(s.label for s in self._servers)
         return (f"MCP servers {labels} did not start within {self._startup_timeout} s: check the commands and URLs, "
                 "or raise startup_timeout")
+
+
+def _session(server: _Server) -> contextlib.AbstractAsyncContextManager[Any]:
+    """The client session of ``server`` (not yet initialized)."""
+    if server.relay_stderr:
+        return _relayed_stdio_session(server)
+    from langchain_mcp_adapters.sessions import create_session
+
+    return create_session(server.connection)  # type: ignore[arg-type]
+
+
+@contextlib.asynccontextmanager
+async def _relayed_stdio_session(server: _Server) -> AsyncIterator[Any]:
+    """A stdio session whose server's stderr is read into :mod:`logging` (see :func:`relay_lines`)."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=server.connection["command"], args=server.connection["args"])
+    read_fd, write_fd = os.pipe()
+    reader = threading.Thread(target=_relay_pipe, args=(read_fd, server.name), name="react-agent-mcp-stderr",
+                              daemon=True)
+    reader.start()
+    with open(write_fd, "w", encoding="utf-8") as errlog:  # the server's copy stays open until it exits
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            yield session
+
+
+def _relay_pipe(fd: int, label: str) -> None:
+    """Relay the pipe until the server closes it; a line longer than 8 KB comes in pieces. Whatever happens,
+    the pipe is drained to its end, so the server never blocks on a full stderr."""
+    with open(fd, "rb") as pipe:
+        pieces = iter(lambda: pipe.readline(8192), b"")
+        try:
+            relay_lines((raw.decode("utf-8", "replace") for raw in pieces), label)
+        except Exception:
+            for _ in pieces:
+                pass
+
+
+def relay_lines(lines: Iterable[str], label: str) -> None:
+    """Log the stderr ``lines`` of the MCP server ``label``: a record the server logs at DEBUG or INFO (its
+    level word at the start, after an optional ``[time]`` or date; indented lines continue it) at DEBUG,
+    every other line at WARNING."""
+    quiet = False
+    for line in lines:
+        text = line.rstrip()
+        if not text.strip():
+            continue
+        tagged = _LEVEL.match(text)
+        if tagged:
+            quiet = tagged["level"] in ("DEBUG", "INFO")
+        elif not text[:1].isspace():
+            quiet = False
+        logger.log(logging.DEBUG if quiet else logging.WARNING, "MCP server %s: %s", label, text.strip())
 
 
 async def _list_tools(session: Any) -> list[Any]:
@@ -342,7 +408,7 @@ def _server(spec: ServerSpec) -> _Server:
     if not argv or not argv[0].strip():
         raise ConfigError(f"MCP server {spec!r} has no command: give e.g. 'python server.py'")
     connection = {"transport": "stdio", "command": argv[0], "args": argv[1:]}
-    return _Server(shlex.join(argv), _short_name(connection), connection)
+    return _Server(shlex.join(argv), _short_name(connection), connection, relay_stderr=True)
 
 
 def _short_name(connection: Mapping[str, Any]) -> str:

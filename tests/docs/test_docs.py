@@ -3,11 +3,17 @@
 Conventions for ``docs/*.md`` and ``README.md``:
 
 - every ```` ```python ```` block must compile (top-level ``await`` is allowed);
-- a block whose preceding non-blank line is ``<!-- run -->`` is executed **on its own, as a script in a
-  fresh interpreter** (what a reader gets who copies it into a file): it imports and defines everything it
-  uses, has no top-level ``await`` (``asyncio.run`` instead), and runs in a temporary working directory,
-  with ``GIGACHAT_CREDENTIALS`` set to a fake value and every connection that is not to the loopback
-  refused — so it must run offline (use ``ScriptedChatModel``).
+- every block is executed **on its own, as a script in a fresh interpreter** (what a reader gets who
+  copies it into a file): it imports and defines everything it uses, has no top-level ``await``
+  (``asyncio.run`` instead), and runs in a temporary working directory, with ``GIGACHAT_CREDENTIALS`` set
+  to a fake value and every connection that is not to the loopback refused — so it must run offline
+  (use ``ScriptedChatModel``). (A ``<!-- run -->`` line before a block says the same; it is optional.)
+- a block that cannot run so is preceded by ``<!-- no-run: KIND: why -->``, KIND one of
+  :data:`NO_RUN_KINDS`, whose pattern the block must match: ``network`` (a service off this machine:
+  GigaChat, the OpenAI API), ``server`` (a server that runs until stopped, or one the block expects to be
+  running), ``local-model`` (it runs the embedded model: executed by the ``local_model``-marked test
+  instead, when the weights are installed), ``package`` (it imports a package no extra of react-agent
+  installs, named in backticks in the reason).
 
 The tables that restate the code (template variables, agent options, public names, GigaChat
 arguments) are compared with the code, and the site is built with ``mkdocs build --strict``.
@@ -41,6 +47,14 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 MKDOCS_CONFIG = ROOT / ".ci" / "mkdocs.yml"
 RUN_MARKER = "<!-- run -->"
+NO_RUN = re.compile(r"^<!-- no-run: (?P<kind>[a-z-]+): (?P<why>\S.{9,}?) -->$")
+NO_RUN_KINDS = {
+    "network": re.compile(r"GigaChat\(|gigachat:|[\"']openai:|ChatOpenAI\(model=|OPENAI_API_KEY"),
+    "server": re.compile(r"\bserve\(|uvicorn|base_url=\"http://127\.0\.0\.1"),
+    "local-model": re.compile(r"LocalChatModel\(|make_model\(\"local"),
+    "package": re.compile(r"^(?:from|import) \w", re.MULTILINE),  # and see _check_package
+}
+"""The reasons a docs block may give for not running offline, and what its code must show for each."""
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\s`]*)")
 
 
@@ -49,11 +63,21 @@ class Block:
     page: str
     line: int
     code: str
-    run: bool
+    marker: str
+    """The non-blank line before the block ('' when it is not an HTML comment)."""
 
     @property
     def label(self) -> str:
         return f"{self.page}:{self.line}"
+
+    @property
+    def no_run(self) -> re.Match[str] | None:
+        return NO_RUN.match(self.marker)
+
+    @property
+    def run(self) -> bool:
+        """Executed on its own offline: every block but those marked ``<!-- no-run: ... -->``."""
+        return not self.marker.startswith("<!-- no-run")
 
 
 def _pages() -> list[Path]:
@@ -86,7 +110,8 @@ def python_blocks(path: Path) -> list[Block]:
             body.append(lines[i])
             i += 1
         if info in ("python", "py", "python3", "pycon"):
-            blocks.append(Block(_page_name(path), i - len(body), _source(body), previous == RUN_MARKER))
+            marker = previous if previous.startswith("<!--") else ""
+            blocks.append(Block(_page_name(path), i - len(body), _source(body), marker))
         previous = fence
         i += 1
     return blocks
@@ -231,7 +256,8 @@ OFFLINE_PRELUDE = textwrap.dedent("""
 
 @pytest.mark.parametrize("block", RUN_BLOCKS, ids=[b.label for b in RUN_BLOCKS])
 def test_marked_block_runs_alone_as_a_script(block: Block, tmp_path: Path) -> None:
-    """Each <!-- run --> block runs on its own in a fresh interpreter, offline: copied into a file, it works."""
+    """Each block not marked no-run runs on its own in a fresh interpreter, offline: copied into a file, it
+    works."""
     assert not _compile(block).co_flags & inspect.CO_COROUTINE, \
         f"{block.label} uses top-level await: a script cannot; wrap it in asyncio.run(main())"
     script = tmp_path / "example.py"
@@ -244,10 +270,71 @@ def test_marked_block_runs_alone_as_a_script(block: Block, tmp_path: Path) -> No
     assert done.returncode == 0, f"the example at {block.label} failed:\n{done.stderr[-3000:]}"
 
 
+SKIPPED_BLOCKS = [b for b in ALL_BLOCKS if not b.run]
+
+
+@pytest.mark.parametrize("block", SKIPPED_BLOCKS, ids=[b.label for b in SKIPPED_BLOCKS])
+def test_a_block_that_does_not_run_says_why(block: Block) -> None:
+    """``<!-- no-run: KIND: why -->``: a known KIND whose pattern the code matches, and a reason in words."""
+    marker = block.no_run
+    assert marker is not None, (f"{block.label}: write the marker as <!-- no-run: KIND: why --> with KIND one of "
+                                f"{', '.join(NO_RUN_KINDS)}, got {block.marker!r}")
+    kind = marker["kind"]
+    assert kind in NO_RUN_KINDS, f"{block.label}: unknown no-run kind {kind!r} (known: {', '.join(NO_RUN_KINDS)})"
+    assert NO_RUN_KINDS[kind].search(block.code), (
+        f"{block.label} is marked no-run {kind!r} but its code shows no {kind}: make it run offline "
+        "(ScriptedChatModel), or give the right kind")
+    if kind == "package":
+        _check_package(block, marker["why"])
+
+
+def _check_package(block: Block, why: str) -> None:
+    """A ``package`` block names in its reason a module it imports that no extra of react-agent installs."""
+    named = re.findall(r"`([\w.-]+)`", why)
+    assert named, f"{block.label}: name the package in backticks in the no-run reason"
+    imported = set(re.findall(r"^(?:from|import) (\w+)", block.code, re.MULTILINE))
+    declared = (ROOT / "pyproject.toml").read_text(encoding="utf-8").lower()
+    for name in named:
+        assert name.replace("-", "_") in imported, f"{block.label}: the block does not import {name}"
+        assert f'"{name.replace("_", "-").lower()}' not in declared, (
+            f"{block.label}: {name} is installed by an extra of react-agent: the block can run")
+
+
+@pytest.mark.parametrize("marker", ["<!-- no-run -->", "<!-- no-run: slow -->", "<!-- no-run: gpu: needs a GPU -->",
+                                    "<!-- no-run: network: -->", "<!-- no-run: package: needs `langchain_openai` -->",
+                                    "<!-- no-run: package: needs another package -->"])
+def test_a_malformed_or_unknown_no_run_marker_is_refused(marker: str) -> None:
+    block = Block("page.md", 1, 'llm = GigaChat(model="GigaChat-2-Max")\n', marker)
+    assert not block.run
+    with pytest.raises(AssertionError):
+        test_a_block_that_does_not_run_says_why(block)
+
+
+def test_an_unmarked_block_runs_and_a_marked_one_needs_its_kind() -> None:
+    assert Block("page.md", 1, "x = 1\n", "").run and Block("page.md", 1, "x = 1\n", RUN_MARKER).run
+    with pytest.raises(AssertionError, match="shows no server"):
+        test_a_block_that_does_not_run_says_why(Block("page.md", 1, "x = 1\n", "<!-- no-run: server: waits "
+                                                                                 "for requests -->"))
+
+
+LOCAL_MODEL_BLOCKS = [b for b in SKIPPED_BLOCKS if b.no_run is not None and b.no_run["kind"] == "local-model"]
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize("block", LOCAL_MODEL_BLOCKS, ids=[b.label for b in LOCAL_MODEL_BLOCKS])
+def test_local_model_block_runs_alone_as_a_script(block: Block, tmp_path: Path) -> None:
+    """The blocks that run the embedded model run too, on their own, when its weights are installed."""
+    from react_agent.models.local._weights import weights_installed
+
+    if importlib.util.find_spec("llama_cpp") is None or not weights_installed():
+        pytest.skip("the local extra is not installed (react-agent setup-local)")
+    test_marked_block_runs_alone_as_a_script(block, tmp_path)
+
+
 def test_core_pages_have_runnable_examples() -> None:
     """The pages that teach the API keep at least one executed example each."""
     for page in ("index.md", "quickstart.md", "prompts.md", "subclassing.md", "gigachat.md"):
-        assert f"docs/{page}" in RUN_PAGES, f"docs/{page} has no <!-- run --> block"
+        assert f"docs/{page}" in RUN_PAGES, f"docs/{page} has no block that runs"
 
 
 @pytest.mark.usefixtures("offline")

@@ -16,7 +16,7 @@ from react_agent.cli import _main as cli
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 SHARED = ("--model", "--model-path", "--base-url", "--api-key-env", "--option", "--prompts", "--constrained",
-          "--examples", "--tools")
+          "--examples", "--tools", "--mcp")
 
 
 def reply(action: str, action_input: object) -> str:
@@ -35,7 +35,6 @@ def test_every_command_has_the_shared_model_and_tool_flags(command: str, capsys:
         cli.build_parser().parse_args([command, "--help"])
     shown = capsys.readouterr().out
     assert [flag for flag in SHARED if flag not in shown] == []
-    assert ("--mcp" in shown) is (command not in ("batch", "eval"))
 
 
 def test_run_plays_a_scripted_model_with_the_users_tools(tmp_path: Path) -> None:

@@ -63,6 +63,7 @@ from react_agent.errors import ConfigError
 from react_agent.models._grammar import literal_safe
 from react_agent.models.local._catalog import CATALOG, DEFAULT_LOCAL_MODEL, CatalogEntry, catalog_entry
 from react_agent.models.local._chat_template import chat_prompt, chat_template
+from react_agent.models.local._logs import route_llama_logs
 from react_agent.models.local._pipeline import (
     DEFAULT_TECHNIQUES,
     REMOVED_TECHNIQUES,
@@ -291,7 +292,8 @@ class LocalChatModel(BaseChatModel):
     n_threads: int | None = None
     """CPU threads; ``None``: llama.cpp's default."""
     verbose: bool = False
-    """Let llama.cpp print its loading and timing logs."""
+    """Let llama.cpp print its loading and timing logs on stderr; otherwise they go to the logger
+    ``react_agent.models.local.llama_cpp`` at DEBUG."""
     prompt_format: Literal["auto", "plain", "chat"] = "auto"
     """``auto``: the GGUF's chat template if it has one, else plain text (module docstring)."""
     techniques: tuple[str, ...] = DEFAULT_TECHNIQUES
@@ -385,6 +387,7 @@ class LocalChatModel(BaseChatModel):
         if not path.is_file():
             raise FileNotFoundError(f"GGUF model file not found: {path}")
         key = (str(path.resolve()), self.n_ctx, self.n_threads, self.seed, self.verbose)
+        route_llama_logs(llama_cpp, verbose=self.verbose)  # llama.cpp's lines to logging, not the terminal
         with _CACHE_LOCK:
             entry = _LLAMAS.get(key)
             if entry is None:

@@ -13,7 +13,6 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from react_agent.cli import _main as cli
-from react_agent.demo import UserDB
 from react_agent.testing import ScriptedChatModel
 
 SECRET = "ZmFrZS1naWdhY2hhdC1jcmVkZW50aWFscw=="
@@ -142,14 +141,6 @@ def test_run_shows_steps_and_prints_answer(scripted: Any, run_args: list[str],
                      "Observation: 5", "tokens", "finished: 2 steps, 2 model calls"):
         assert expected in captured.err
     assert "\033[" not in captured.err  # no colours when stderr is not a terminal
-
-
-def test_default_db_in_xdg_data_home(scripted: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Without --db the users go to $XDG_DATA_HOME/react-agent/demo.db, created on first use."""
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    scripted(reply("register_user", {"username": "Ivan", "email": "ivan@test.com"}), reply("FINISH", "ok"))
-    assert cli.main(["run", "Register Ivan", "--root", str(tmp_path)]) == 0
-    assert UserDB(tmp_path / "data" / "react-agent" / "demo.db").get("Ivan") is not None
 
 
 def test_run_not_finished_exits_1(scripted: Any, run_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:

@@ -413,8 +413,8 @@ def test_chat_in_russian_gets_russian_prompts(scripted: Any, monkeypatch: pytest
 
 def test_mcp_without_the_extra_says_what_to_install(scripted: Any, monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """--mcp when langchain-mcp-adapters is not installed: the pip command, exit 8."""
-    monkeypatch.setitem(sys.modules, "langchain_mcp_adapters", None)  # find_spec() now says: not installed
+    """--mcp when langchain-mcp-adapters is not installed: the extra and the pip command, exit 8."""
+    monkeypatch.setitem(sys.modules, "langchain_mcp_adapters", None)  # importing it now fails
     scripted()
     assert cli.main(["run", "t", "--mcp", f"{sys.executable} {MCP_SERVER}"]) == 8
-    assert "pip install 'react-agent[mcp]'" in one_line(capsys.readouterr().err)
+    assert "react-agent[mcp] (pip install '.[mcp]'" in one_line(capsys.readouterr().err)
