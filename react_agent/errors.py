@@ -43,6 +43,7 @@ __all__ = [
     "TaskError",
     "ToolError",
     "ToolTimeout",
+    "install_hint",
 ]
 
 
@@ -60,6 +61,13 @@ class MissingPackageError(ConfigError, ImportError):
     def __init__(self, message: str, *, name: str | None = None) -> None:
         ConfigError.__init__(self, message)
         self.name = name
+
+
+def install_hint(extra: str, packages: str) -> str:
+    """How to install the extra ``extra`` of react-agent, which no public index has: from a checkout, or its
+    ``packages`` by name (the one wording every error that needs an extra uses)."""
+    return (f"install the extra react-agent[{extra}] (pip install '.[{extra}]' in a checkout of react-agent, "
+            f"or pip install {packages})")
 
 
 class OutputParseError(ReactAgentError, ValueError):

@@ -23,7 +23,7 @@ from react_agent.batch._records import TaskResult
 from react_agent.batch._task import build_agent, run_task
 from react_agent.batch._tasks import Task
 from react_agent.core import BaseAgent
-from react_agent.errors import ConfigError
+from react_agent.errors import ConfigError, install_hint
 
 __all__ = ["RayBackend"]
 
@@ -50,7 +50,7 @@ def _import_ray() -> Any:
     try:
         return importlib.import_module("ray")
     except ImportError:
-        raise ConfigError("backend='ray' needs Ray: pip install 'react-agent[ray]'") from None
+        raise ConfigError(f"backend='ray' needs Ray: {install_hint('ray', 'ray')}") from None
 
 
 class RayBackend:

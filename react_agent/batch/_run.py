@@ -228,7 +228,7 @@ def run_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable[Any] |
       run is resumed from it. ``None``: no journals (a killed batch then runs its unfinished tasks anew).
     - ``out``: the results file (JSONL, one line per task, appended as tasks end); tasks already in it are
       not run again.
-    - ``backend``: ``"local"`` (asyncio in this process) or ``"ray"`` (``pip install 'react-agent[ray]'``);
+    - ``backend``: ``"local"`` (asyncio in this process) or ``"ray"`` (the extra ``react-agent[ray]``);
       Ray options: ``ray_address``, ``workers``, ``worker_cpus``, ``max_restarts``, ``max_task_retries``.
     - ``task_timeout``: seconds a task may take before it is cancelled with status ``"timeout"``.
     - ``retry``: statuses (e.g. ``("error", "timeout")``) whose results are removed from ``out`` so that

