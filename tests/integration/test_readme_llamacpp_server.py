@@ -104,13 +104,14 @@ def server() -> Iterator[str]:
 
 def test_the_readme_openai_command_runs_green_on_a_llama_cpp_server(server: str, tmp_path: Path) -> None:
     """react-agent run "What is 2 + 40?" --tools my_tools:tools --model openai:qwen3 --base-url URL, with the
-    small model's compact prompts and worked examples: exit 0 and the sum on stdout."""
+    small model's compact prompts, worked examples and the history as chat turns: exit 0 and the sum on stdout."""
     (tmp_path / "my_tools.py").write_text(TOOLS)
     (tmp_path / "examples.json").write_text(json.dumps(EXAMPLES))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": "not-needed", "NO_COLOR": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "react_agent.cli", "run", "What is 2 + 40?", "--tools", "my_tools:tools",
          "--model", "openai:qwen3", "--base-url", server, "--prompts", "en-compact", "--examples", "examples.json",
+         "--history-layout", "messages",
          "-o", "temperature=0", "--debug"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

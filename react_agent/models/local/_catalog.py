@@ -80,7 +80,7 @@ CATALOG: dict[str, CatalogEntry] = {
 }
 """Every model of the catalogue, by short name."""
 
-DEFAULT_LOCAL_MODEL = "qwen2.5-coder-0.5b"
+DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b"
 """The model of ``LocalChatModel()``, ``react-agent demo`` and ``react-agent run`` (chosen by measurement:
 docs/local-models.md, "Choosing a model")."""
 
