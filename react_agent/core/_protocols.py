@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from react_agent._prompts import PromptSet
 from react_agent._types import FINISH, AgentAction, AgentStep
-from react_agent.core._render import truncate
+from react_agent.core._render import decision_fields, history_entry, truncate
 from react_agent.errors import ConfigError
 from react_agent.parsing import parse_actions
 from react_agent.runtime import ModelReply, NativeReply, RunState, read_native_reply
@@ -125,25 +125,17 @@ def turn_messages(prompts: PromptSet, steps: Sequence[AgentStep], *, limit: int,
     the ``observation`` template as one ``HumanMessage``, and a reflection as a ``HumanMessage`` after them."""
     messages: list[BaseMessage] = []
     for group in _groups(steps, window):
-        calls = [_decision_json(s) for s in group if s.action is not None]
+        calls = [decision_fields(s) for s in group if s.action is not None]
         if calls:
             content = json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
         else:
             content = truncate(group[0].raw_output, limit, prompts)
-        results = [prompts.render("observation", action=s.action, action_input=_input_text(s.action_input),
-                                  observation=truncate(s.observation, limit, prompts), is_error=s.is_error)
-                   for s in group]
+        entries = [history_entry(0, s, limit, prompts) for s in group]  # what the history template shows of it
+        results = [prompts.render("observation", **{k: e[k] for k in ("action", "action_input", "observation",
+                                                                        "is_error")}) for e in entries]
         messages += [AIMessage(content=content), HumanMessage(content="\n\n".join(results))]
         messages += [HumanMessage(content=s.reflection) for s in group if s.reflection]
     return messages
-
-
-def _decision_json(step: AgentStep) -> dict[str, Any]:
-    return {"thought": step.thought, "action": step.action, "action_input": step.action_input}
-
-
-def _input_text(value: dict[str, Any] | str) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _groups(steps: Sequence[AgentStep], window: int | None) -> list[list[AgentStep]]:

@@ -9,12 +9,12 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from react_agent._prompts import PromptSet
-from react_agent._types import FINISH, AgentStep, Example
+from react_agent._types import FINISH, AgentAction, AgentStep, Example
 from react_agent.errors import ConfigError
 from react_agent.runtime import RunState
 from react_agent.tools import ToolRegistry
 
-__all__ = ["check_examples", "example_variables", "history_entry", "step_messages", "truncate"]
+__all__ = ["check_examples", "decision_fields", "example_variables", "history_entry", "step_messages", "truncate"]
 
 _JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps(..., ensure_ascii=False) without a new encoder per call
 
@@ -24,6 +24,11 @@ def truncate(text: str, limit: int, prompts: PromptSet) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + prompts.render("truncated", omitted=len(text) - limit)
+
+
+def decision_fields(decision: AgentAction | AgentStep) -> dict[str, Any]:
+    """A decision as the model writes it: ``thought``, ``action``, ``action_input`` (in that order)."""
+    return {"thought": decision.thought, "action": decision.action, "action_input": decision.action_input}
 
 
 def history_entry(index: int, step: AgentStep, limit: int, prompts: PromptSet) -> dict[str, Any]:
@@ -38,9 +43,7 @@ def history_entry(index: int, step: AgentStep, limit: int, prompts: PromptSet) -
 def example_variables(example: Example, limit: int, prompts: PromptSet) -> dict[str, str]:
     """One example as the ``examples`` template variable holds it: task, rendered history, answer JSON."""
     steps = [history_entry(i, s, limit, prompts) for i, s in enumerate(example.steps, 1) if s.action != FINISH]
-    answer = example.answer
-    text = json.dumps({"thought": answer.thought, "action": answer.action, "action_input": answer.action_input},
-                      ensure_ascii=False)
+    text = json.dumps(decision_fields(example.answer), ensure_ascii=False)
     return {"task": example.task, "history": prompts.render("history", steps=steps), "answer": text}
 
 
