@@ -279,7 +279,7 @@ def test_a_step_after_another_evaluates_only_the_prompt_after_their_shared_prefi
     """The KV cache of the unchanged prompt prefix (instructions, tools, worked examples) is reused: the next
     task's decision evaluates only its own tokens, and the reply says how many it took from the cache."""
     llm = agent.llm
-    llm.invoke("Unrelated text.", max_tokens=1)  # nothing of the agent's prompt is cached now
+    LocalChatModel.clear_cache()  # nothing of the agent's prompt is cached or saved now
     first = llm.invoke(agent.build_messages(RunState(TASK)), response_format=agent.response_format)
     second = llm.invoke(agent.build_messages(RunState("Find user Maria")), response_format=agent.response_format)
     one, two = first.response_metadata, second.response_metadata
@@ -287,6 +287,21 @@ def test_a_step_after_another_evaluates_only_the_prompt_after_their_shared_prefi
     assert two["prompt_tokens_reused"] > 300 and two["prompt_tokens_evaluated"] < one["prompt_tokens_evaluated"] / 4
     assert second.usage_metadata is not None
     assert second.usage_metadata["input_token_details"]["cache_read"] == two["prompt_tokens_reused"]
+
+
+@model_test
+def test_a_prompt_of_another_family_in_between_does_not_cost_the_agents_prefix(agent: ReactAgent) -> None:
+    """A long prompt of another family (a critic's, another agent's) overwrites the cache; the agent's next
+    decision loads its saved context back and evaluates only its own task."""
+    llm = agent.llm
+    llm.invoke(agent.build_messages(RunState(TASK)), response_format=agent.response_format)
+    other = "You review answers. " + " ".join(f"Rule {i}: check the claim number {i}." for i in range(60))
+    between = llm.invoke(other, max_tokens=4)
+    assert between.response_metadata["prompt_tokens_evaluated"] > 300, between.response_metadata
+    back = llm.invoke(agent.build_messages(RunState("Find user Maria")), response_format=agent.response_format)
+    used = back.response_metadata  # summed over the answer's two stages
+    assert used["prompt_tokens_evaluated"] < 100 < 300 < used["prompt_tokens_reused"], used
+    assert json.loads(str(back.content))["action"] in {"search_db", "register_user", "FINISH"}
 
 
 @model_test
