@@ -27,12 +27,19 @@ from bench.suites._base import LANGS, Call, Lang, Store, SuiteToolError, check_l
 from bench.suites.judge import ExpectedCall
 
 __all__ = ["LANGS", "TOOLSETS", "Call", "ExpectedCall", "Lang", "OracleCase", "Store", "SuiteToolError", "Task",
-           "load_tasks", "make_tools", "oracle_cases", "tool_schemas", "tool_specs"]
+           "load_tasks", "make_tools", "markdown", "oracle_cases", "tool_schemas", "tool_specs"]
 
 TOOLSETS: dict[str, Callable[[Store], list[BaseTool]]] = {
     module.NAME: module.make_tools for module in (crm, tickets, calendar, files, messaging, search)
 }
 """The tool sets by name: each makes its tools bound to a store."""
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """The section of ``docs/benchmarks.md`` for ``bench/results/suites.json`` (:func:`.runner.markdown`)."""
+    from bench.suites import runner
+
+    return runner.markdown(data)
 
 
 class Task(BaseModel):

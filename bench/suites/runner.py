@@ -7,7 +7,8 @@ prompts; ``--prompts`` overrides). The run's first step is the first decision (a
 unparseable reply), judged against the expected first call; the whole run is
 judged on its outcome (the store's log of successful calls and the final answer). Per language it prints
 first-call accuracy, run-outcome accuracy and the median seconds per task; ``--out`` gets one JSON record
-per task (expected call, decision, verdicts, steps, the store's calls).
+per task (expected call, decision, verdicts, steps, the store's calls); ``--results`` writes the summary to
+``bench/results/suites.json`` (what ``docs/benchmarks.md`` shows, with the misses and the machine's load).
 
 ``--model``: ``local`` (the embedded default), ``local:NAME`` or any spec of ``react_agent.models.make_model``
 (``openai:NAME`` with ``--base-url``...), or ``scripted:FILE``: a JSON list of replies played in order by
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -164,12 +166,16 @@ def summary_line(lang: str, counts: dict[str, Any]) -> str:
 
 
 def run_suite(lang: str, llm: Any, build: AgentFactory, *, limit: int | None = None,
-              out: TextIO | None = None, progress: TextIO | None = None) -> dict[str, Any]:
-    """Run the first ``limit`` tasks of ``lang`` (all by default); each record is written to ``out`` at once."""
+              out: TextIO | None = None, progress: TextIO | None = None,
+              kept: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Run the first ``limit`` tasks of ``lang`` (all by default); each record is written to ``out`` at once
+    and appended to ``kept``."""
     records = []
     for task in load_tasks(lang)[:limit]:
         record = run_task(task, lang, llm, build)
         records.append(record)
+        if kept is not None:
+            kept.append(record)
         if out is not None:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             out.flush()
@@ -178,6 +184,40 @@ def run_suite(lang: str, llm: Any, build: AgentFactory, *, limit: int | None = N
             progress.write(f"  {mark} {task.id} ({record['seconds']:.1f} s) {record['first_reason']}\n")
             progress.flush()
     return summary(records)
+
+
+def compact(record: dict[str, Any]) -> dict[str, Any]:
+    """What ``bench/results/suites.json`` keeps of a task's record."""
+    return {key: record[key] for key in ("id", "kind", "first_ok", "first_reason", "outcome_ok", "outcome_reason",
+                                         "status", "seconds")}
+
+
+def _load() -> list[float] | None:
+    return [round(x, 1) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """The benchmarks page's section: a row per language, then the misses."""
+    from bench import _common
+
+    results, config = data["results"], data.get("config", {})
+    rows = []
+    for lang, r in results["languages"].items():
+        n = r["tasks"]
+        kinds = "; ".join(f"{kind} {c['first_ok']}/{c['tasks']}" for kind, c in r["by_kind"].items())
+        rows.append([lang, str(n), f"{r['first_ok']}/{n} ({_common.pct(r['first_ok'], n)})",
+                     f"{r['outcome_ok']}/{n} ({_common.pct(r['outcome_ok'], n)})", f"{r['median_s']:.1f}", kinds])
+    lines = [f"Model `{config.get('model', '?')}`, prompts {config.get('prompts') or '<lang>-compact'}, at most "
+             f"{config.get('max_iterations', '?')} steps per run; load average {results.get('load_before')} before, "
+             f"{results.get('load_after')} after.", "",
+             _common.table(["language", "tasks", "first call right", "run outcome right", "median s/task",
+                            "first call by kind"], rows)]
+    for lang, r in results["languages"].items():
+        misses = [t for t in r["records"] if not t["first_ok"]]
+        if misses:
+            lines += ["", f"First-call misses ({lang}):", ""]
+            lines += [f"- `{t['id']}`: {t['first_reason']}" for t in misses]
+    return "\n".join(lines)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -195,6 +235,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iterations", type=int, default=DEFAULT_MAX_ITERATIONS)
     p.add_argument("--out", default=None, help="write one JSON record per task to this JSONL file")
     p.add_argument("--quiet", action="store_true", help="no per-task progress lines")
+    p.add_argument("--results", action="store_true",
+                   help="write the summary to bench/results/suites.json (shown by docs/benchmarks.md)")
+    p.add_argument("--out-dir", type=Path, default=None, help="with --results: the folder of suites.json")
     return p
 
 
@@ -206,12 +249,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     build = agent_factory(args.model, prompts=args.prompts, max_iterations=args.max_iterations)
     langs = list(LANGS) if args.lang == "both" else [args.lang]
     out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115
+    languages: dict[str, Any] = {}
+    load_before = _load()
     try:
         for lang in langs:
+            kept: list[dict[str, Any]] = []
             counts = run_suite(lang, llm, build, limit=args.limit, out=out,
-                               progress=None if args.quiet else sys.stderr)
+                               progress=None if args.quiet else sys.stderr, kept=kept)
+            languages[lang] = {**counts, "records": [compact(r) for r in kept]}
             print(summary_line(lang, counts), flush=True)
     finally:
         if out is not None:
             out.close()
+    if args.results:
+        from bench import _common
+
+        config = {"model": args.model, "prompts": args.prompts, "max_iterations": args.max_iterations,
+                  "limit": args.limit, "model_options": dict(args.model_option)}
+        path = _common.write_result("suites", config, {"languages": languages, "load_before": load_before,
+                                                       "load_after": _load()}, out_dir=args.out_dir)
+        print(f"wrote {path}")
     return 0

@@ -17,6 +17,7 @@ if str(ROOT) not in sys.path:
 
 pytest.importorskip("bench", reason="the bench/ folder is not in this source tree")
 
+import bench.suites as suites  # noqa: E402
 from bench.suites import (  # noqa: E402
     LANGS,
     TOOLSETS,
@@ -263,6 +264,20 @@ def test_the_runner_limits_tasks_and_judges_a_finish_where_a_call_was_due(tmp_pa
     assert code == 0 and len(records) == 3
     assert "en | first call 0/3 | run outcome 0/3 |" in printed
     assert records[0]["decision_kind"] == "finish" and "no call" in records[0]["first_reason"]
+
+
+def test_the_results_file_holds_the_summary_and_the_page_lists_the_misses(tmp_path, capsys):
+    wrong = {"ru-tk-assign-petrov": {"ticket_id": 17, "assignee": "Петрова"}}
+    code, _, _ = run_runner(tmp_path, capsys, expected_replies("ru", wrong), "--lang", "ru", "--results",
+                            "--out-dir", str(tmp_path))
+    assert code == 0
+    data = json.loads((tmp_path / "suites.json").read_text(encoding="utf-8"))
+    ru = data["results"]["languages"]["ru"]
+    total = len(load_tasks("ru"))
+    assert (ru["tasks"], ru["first_ok"]) == (total, total - 1)
+    assert [r["id"] for r in ru["records"] if not r["first_ok"]] == ["ru-tk-assign-petrov"]
+    page = suites.markdown(data)
+    assert f"{total - 1}/{total}" in page and "`ru-tk-assign-petrov`: assignee='Петрова'" in page
 
 
 def test_model_options_are_read_as_json_or_text():

@@ -18,7 +18,7 @@ class Context:
     @staticmethod
     def longest_token_prefix(a: list[int], b: list[int]) -> int:
         n = 0
-        for x, y in zip(a, b):
+        for x, y in zip(a, b, strict=False):
             if x != y:
                 break
             n += 1
@@ -43,7 +43,7 @@ def family(tag: int, task: int, size: int = 2 * MIN_SAVED_TOKENS) -> list[int]:
 
 def complete(store: SavedPrefixes, ctx: Context, tokens: list[int]) -> int:
     reused = store.prepare(ctx, ctx.held, tokens)
-    ctx.held = list(tokens) + [7, 7]  # the prompt and the tokens generated after it
+    ctx.held = [*tokens, 7, 7]  # the prompt and the tokens generated after it
     return reused
 
 
