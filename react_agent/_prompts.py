@@ -77,6 +77,8 @@ TEMPLATE_VARIABLES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
     "max_iterations": (frozenset({"last_observation"}), frozenset({"last_observation", "steps"})),
     "example_facts": (frozenset({"values"}), frozenset({"values"})),
     "repeated_call": (frozenset({"action", "observation"}), frozenset({"action", "observation", "action_input"})),
+    "repeated_error": (frozenset({"action", "observation"}),
+                       frozenset({"action", "observation", "action_input", "failures"})),
     "timeout": (frozenset({"last_observation"}), frozenset({"last_observation", "steps", "seconds"})),
     "truncated": (frozenset({"omitted"}), frozenset({"omitted"})),
     "observation": (frozenset({"observation"}), frozenset({"action", "action_input", "observation", "is_error"})),

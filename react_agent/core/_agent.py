@@ -36,7 +36,7 @@ from react_agent.core._borrowed import borrowed, example_values
 from react_agent.core._config import AgentConfig, build_config
 from react_agent.core._profile import profile_options
 from react_agent.core._render import check_examples, example_variables, history_entry, step_messages
-from react_agent.core._repetition import MAX_REPEATS, repeats
+from react_agent.core._repetition import MAX_FAILURES, MAX_REPEATS, failures, repeats
 from react_agent.errors import ConfigError, OutputParseError
 from react_agent.integrations import AgentRunnable, output_json_schema, structured_answer
 from react_agent.models import check_model_setup, model_call_kwargs, resolve_mode, structured_kwargs
@@ -185,8 +185,14 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
             if len(decision.calls) == 1 and decision.calls[0].refusal is None:
                 action = decision.calls[0].action
                 count, earlier = repeats(state.steps, action)
-                if earlier is not None:  # the call right before, again: its result is already there
+                if earlier is not None:  # a call that succeeded, again: its result is already there
                     yield from self.repeated(state, action, reply, earlier, count, call_id=decision.calls[0].call_id)
+                    if state.done:
+                        return
+                    continue
+                failed, first = failures(state.steps, action)
+                if first is not None and failed >= MAX_FAILURES:  # a call that keeps failing: not run again
+                    yield from self.failing(state, action, reply, first, failed, call_id=decision.calls[0].call_id)
                     if state.done:
                         return
                     continue
@@ -435,6 +441,21 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
             decision=state.iterations if self.native_llm is not None else None), review=count < MAX_REPEATS)
         if count >= MAX_REPEATS:
             state.end("repeated", earlier.observation)
+
+    def failing(self, state: RunState, action: AgentAction, reply: ModelReply, first: AgentStep,
+                failed: int, *, call_id: str | None = None) -> Loop[None]:
+        """The decided call failed ``failed`` times in a row (:func:`_repetition.failures`): the tool is not run
+        again; the model is told so with the error (``repeated_error``), and at the next repeat the run ends with
+        status ``"repeated"`` and that error."""
+        observation = self.prompts.render("repeated_error", action=action.action, action_input=action.action_input,
+                                          observation=first.observation, failures=failed)
+        yield from self.record(state, AgentStep(
+            thought=action.thought, action=action.action, action_input=action.action_input, observation=observation,
+            is_error=True, raw_output=reply.text, duration_s=reply.seconds, usage=reply.usage, call_id=call_id,
+            decision=state.iterations if self.native_llm is not None else None), review=failed <= MAX_FAILURES)
+        if failed > MAX_FAILURES:
+            state.end("repeated", first.observation, f"{action.action} failed {MAX_FAILURES} times with these "
+                      "arguments and was decided again")
 
     def out_of_time(self, state: RunState) -> bool:
         """Whether the run's deadline has passed (then the run is ended with status ``"timeout"``)."""

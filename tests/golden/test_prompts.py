@@ -102,6 +102,7 @@ def golden_variables(name: str, lang: str, seed_tools: list[BaseTool]) -> dict[s
         "max_iterations": {"last_observation": state.last_observation, "steps": state.steps},
         "example_facts": {"values": ["anna@mail.org", "Anna"]},
         "repeated_call": {**call, "observation": fixed["observation_1"]},
+        "repeated_error": {**call, "observation": "user not found", "failures": 2},
         "timeout": {"last_observation": state.last_observation, "seconds": 30},
         "truncated": {"omitted": 1234},
         "conversation": {"turns": [{"role": "user", "text": fixed["task"]},

@@ -10,7 +10,7 @@ from langchain_core.tools import StructuredTool
 
 from react_agent import ReactAgent
 from react_agent._types import AgentAction, AgentStep
-from react_agent.core._repetition import repeats
+from react_agent.core._repetition import failures, repeats
 from react_agent.testing import ScriptedChatModel
 
 RUNS: list[dict[str, Any]] = []
@@ -61,8 +61,83 @@ def test_other_arguments_a_failed_call_and_a_call_in_between_are_no_repeats() ->
     assert repeats([ok, ok], again) == (2, ok)
     assert repeats([ok, other], again) == (0, None)
     assert repeats([failed], again) == (0, None)
+    assert repeats([other, failed, ok], again) == (1, ok)
     assert repeats([], again) == (0, None)
     assert repeats([ok], AgentAction(action="find_user", action_input={"username": "Zoe", "x": 1})) == (0, None)
+
+
+def test_a_call_that_succeeded_is_a_repeat_across_failed_calls_in_between() -> None:
+    ok = AgentStep(action="create", action_input={"title": "X"}, observation="created 1")
+    failed_other = AgentStep(action="assign", action_input={"who": "Y"}, observation="no Y", is_error=True)
+    done_other = failed_other.model_copy(update={"is_error": False})
+    again = AgentAction(action="create", action_input={"title": "X"})
+    assert repeats([ok, failed_other], again) == (1, ok)         # a failed call changed nothing
+    assert repeats([ok, failed_other, failed_other], again) == (1, ok)
+    assert repeats([ok, done_other], again) == (0, None)         # a call that succeeded may have changed things
+
+
+CREATED: list[str] = []
+
+
+def create_ticket(title: str) -> str:
+    """Create a ticket."""
+    CREATED.append(title)
+    return f"ticket {len(CREATED)} created"
+
+
+def assign_ticket(ticket: int, assignee: str) -> str:
+    """Assign a ticket."""
+    raise ValueError(f"no employee {assignee!r}")
+
+
+def test_a_side_effect_is_not_repeated_after_a_failed_follow_up_call() -> None:
+    CREATED.clear()
+    tools = [StructuredTool.from_function(create_ticket), StructuredTool.from_function(assign_ticket)]
+    make = call("create_ticket", title="Printer")
+    assign = call("assign_ticket", ticket=1, assignee="Nobody")
+    model = ScriptedChatModel([make, assign, make, finish("ticket 1 created")])
+    result = ReactAgent(model, tools, lang="en").run("Create a ticket 'Printer'")
+    assert CREATED == ["Printer"] and result.status == "finished"
+    assert "You already called create_ticket" in result.steps[2].observation
+
+
+def test_a_call_that_keeps_failing_is_stopped_and_then_ends_the_run() -> None:
+    RUNS.clear()
+
+    def lookup(username: str) -> str:
+        """Find a user by name."""
+        RUNS.append({"username": username})
+        raise ValueError(f"user {username!r} not found")
+
+    tool = StructuredTool.from_function(lookup)
+    again = call("lookup", username="Zoe")
+    model = ScriptedChatModel([again] * 4)
+    result = ReactAgent(model, [tool], lang="en", max_iterations=10).run("Find user Zoe")
+    assert len(RUNS) == 2                                    # run twice, then not again
+    assert "2 times in a row" in result.steps[2].observation and result.steps[2].is_error
+    assert "not found" in result.steps[2].observation
+    assert result.status == "repeated" and "not found" in result.output and result.error
+    assert len(result.steps) == 4 and model.remaining == 0
+
+
+def test_a_failing_call_with_other_arguments_is_tried() -> None:
+    RUNS.clear()
+
+    def lookup(username: str) -> str:
+        """Find a user by name."""
+        RUNS.append({"username": username})
+        if username != "Zoe":
+            raise ValueError(f"user {username!r} not found")
+        return "Zoe: zoe@example.org"
+
+    tool = StructuredTool.from_function(lookup)
+    wrong = call("lookup", username="Zo")
+    model = ScriptedChatModel([wrong, wrong, call("lookup", username="Zoe"), finish("zoe@example.org")])
+    result = ReactAgent(model, [tool], lang="en").run("Find user Zoe")
+    assert result.status == "finished" and [r["username"] for r in RUNS] == ["Zo", "Zo", "Zoe"]
+    assert failures(result.steps[:2], AgentAction(action="lookup", action_input={"username": "Zo"})) == (
+        2, result.steps[0])
+    assert failures(result.steps[:3], AgentAction(action="lookup", action_input={"username": "Zo"})) == (0, None)
 
 
 # --------------------------------------------------------------------------- answers from the worked examples
