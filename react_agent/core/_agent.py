@@ -444,9 +444,9 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
 
     def failing(self, state: RunState, action: AgentAction, reply: ModelReply, first: AgentStep,
                 failed: int, *, call_id: str | None = None) -> Loop[None]:
-        """The decided call failed ``failed`` times in a row (:func:`_repetition.failures`): the tool is not run
-        again; the model is told so with the error (``repeated_error``), and at the next repeat the run ends with
-        status ``"repeated"`` and that error."""
+        """The decided call failed ``failed`` times since the last success (:func:`_repetition.failures`): the
+        tool is not run again; the model is told so with the error (``repeated_error``), and at the next repeat
+        the run ends with status ``"repeated"`` and that error."""
         observation = self.prompts.render("repeated_error", action=action.action, action_input=action.action_input,
                                           observation=first.observation, failures=failed)
         yield from self.record(state, AgentStep(
@@ -454,8 +454,8 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
             is_error=True, raw_output=reply.text, duration_s=reply.seconds, usage=reply.usage, call_id=call_id,
             decision=state.iterations if self.native_llm is not None else None), review=failed <= MAX_FAILURES)
         if failed > MAX_FAILURES:
-            state.end("repeated", first.observation, f"{action.action} failed {MAX_FAILURES} times with these "
-                      "arguments and was decided again")
+            state.end("repeated", first.observation, f"{action.action} failed {failed} times with these arguments "
+                      "and was decided again")
 
     def out_of_time(self, state: RunState) -> bool:
         """Whether the run's deadline has passed (then the run is ended with status ``"timeout"``)."""

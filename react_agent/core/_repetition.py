@@ -4,9 +4,9 @@ making a call that keeps failing.
 :func:`repeats` tells how often the decided call repeats a call that succeeded, with nothing but failed calls
 after it (a failed call changes nothing, so the result still stands). The loop answers the first repeat with the
 ``repeated_call`` template (the result is already there) instead of running the tool again, and ends the run with
-status ``"repeated"`` and that result at the second. :func:`failures` tells how often the decided call failed in
-a row: after :data:`MAX_FAILURES` failures the call is not run again but answered with the ``repeated_error``
-template, and the run ends with status ``"repeated"`` at the next repeat.
+status ``"repeated"`` and that result at the second. :func:`failures` tells how often the decided call failed since
+the last successful call: after :data:`MAX_FAILURES` failures the call is not run again but answered with the
+``repeated_error`` template, and the run ends with status ``"repeated"`` at the next repeat.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ MAX_REPEATS = 2
 """Repeats of one call that end the run (the first is answered by the ``repeated_call`` template)."""
 
 MAX_FAILURES = 2
-"""Failures of one call in a row after which it is not run again (answered by the ``repeated_error`` template;
-the run ends at the repeat after that)."""
+"""Failures of one call (since the last successful call) after which it is not run again (answered by the
+``repeated_error`` template; the run ends at the repeat after that)."""
 
 
 def _same(step: AgentStep, action: AgentAction) -> bool:
@@ -44,11 +44,13 @@ def repeats(steps: Sequence[AgentStep], action: AgentAction) -> tuple[int, Agent
 
 
 def failures(steps: Sequence[AgentStep], action: AgentAction) -> tuple[int, AgentStep | None]:
-    """How many of the last steps made exactly ``action``'s call and failed, and the first of them (whose error
-    the model keeps getting); ``(0, None)`` when the last step is another call or a success."""
+    """How many steps since the last successful call made exactly ``action``'s call and failed (other failed
+    calls may come between: a model that alternates two failing calls repeats both), and the first of them, whose
+    error the model keeps getting; ``(0, None)`` when there is none."""
     count, first = 0, None
     for step in reversed(steps):
-        if not (_same(step, action) and step.is_error):
+        if not step.is_error:
             break
-        count, first = count + 1, step
+        if _same(step, action):
+            count, first = count + 1, step
     return count, first

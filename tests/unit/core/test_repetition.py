@@ -114,7 +114,7 @@ def test_a_call_that_keeps_failing_is_stopped_and_then_ends_the_run() -> None:
     model = ScriptedChatModel([again] * 4)
     result = ReactAgent(model, [tool], lang="en", max_iterations=10).run("Find user Zoe")
     assert len(RUNS) == 2                                    # run twice, then not again
-    assert "2 times in a row" in result.steps[2].observation and result.steps[2].is_error
+    assert "2 times" in result.steps[2].observation and result.steps[2].is_error
     assert "not found" in result.steps[2].observation
     assert result.status == "repeated" and "not found" in result.output and result.error
     assert len(result.steps) == 4 and model.remaining == 0
@@ -138,6 +138,15 @@ def test_a_failing_call_with_other_arguments_is_tried() -> None:
     assert failures(result.steps[:2], AgentAction(action="lookup", action_input={"username": "Zo"})) == (
         2, result.steps[0])
     assert failures(result.steps[:3], AgentAction(action="lookup", action_input={"username": "Zo"})) == (0, None)
+
+
+def test_two_failing_calls_in_turn_are_both_repeats() -> None:
+    a = AgentStep(action="move", action_input={"source": "X"}, observation="no X", is_error=True)
+    b = AgentStep(action="delete", action_input={"path": "X"}, observation="no X", is_error=True)
+    ok = AgentStep(action="list", action_input={}, observation="[]")
+    again = AgentAction(action="move", action_input={"source": "X"})
+    assert failures([a, b, a, b], again) == (2, a)
+    assert failures([a, ok, a, b], again) == (1, a)      # a success in between starts afresh
 
 
 # --------------------------------------------------------------------------- answers from the worked examples
