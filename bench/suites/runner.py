@@ -167,11 +167,11 @@ def summary_line(lang: str, counts: dict[str, Any]) -> str:
 
 def run_suite(lang: str, llm: Any, build: AgentFactory, *, limit: int | None = None,
               out: TextIO | None = None, progress: TextIO | None = None,
-              kept: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Run the first ``limit`` tasks of ``lang`` (all by default); each record is written to ``out`` at once
-    and appended to ``kept``."""
+              kept: list[dict[str, Any]] | None = None, kinds: Sequence[str] | None = None) -> dict[str, Any]:
+    """Run the first ``limit`` tasks of ``lang`` (all by default; only those of ``kinds`` when given); each record
+    is written to ``out`` at once and appended to ``kept``."""
     records = []
-    for task in load_tasks(lang)[:limit]:
+    for task in [t for t in load_tasks(lang) if kinds is None or t.kind in kinds][:limit]:
         record = run_task(task, lang, llm, build)
         records.append(record)
         if kept is not None:
@@ -229,6 +229,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", default=None, help="server URL for openai:/vllm:/llamacpp:/ollama: models")
     p.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
     p.add_argument("--limit", type=int, default=None, help="only the first N tasks of each language")
+    p.add_argument("--kind", choices=("one", "none", "multi"), action="append", default=None,
+                   help="only the tasks of this kind (repeatable): one call, no call, several calls")
     p.add_argument("--prompts", default=None, help="prompt set (default: <lang>-compact for local, else <lang>)")
     p.add_argument("--model-option", type=model_option, action="append", default=[], metavar="NAME=VALUE",
                    help="an option of the model's class, e.g. n_threads=1 or grounding=false (repeatable)")
@@ -255,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for lang in langs:
             kept: list[dict[str, Any]] = []
             counts = run_suite(lang, llm, build, limit=args.limit, out=out,
-                               progress=None if args.quiet else sys.stderr, kept=kept)
+                               progress=None if args.quiet else sys.stderr, kept=kept, kinds=args.kind)
             languages[lang] = {**counts, "records": [compact(r) for r in kept]}
             print(summary_line(lang, counts), flush=True)
     finally:
@@ -265,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bench import _common
 
         config = {"model": args.model, "prompts": args.prompts, "max_iterations": args.max_iterations,
-                  "limit": args.limit, "model_options": dict(args.model_option)}
+                  "limit": args.limit, "kinds": args.kind, "model_options": dict(args.model_option)}
         path = _common.write_result("suites", config, {"languages": languages, "load_before": load_before,
                                                        "load_after": _load()}, out_dir=args.out_dir)
         print(f"wrote {path}")

@@ -280,6 +280,14 @@ def test_the_results_file_holds_the_summary_and_the_page_lists_the_misses(tmp_pa
     assert f"{total - 1}/{total}" in page and "`ru-tk-assign-petrov`: assignee='Петрова'" in page
 
 
+def test_the_runner_runs_only_the_kinds_asked_for(tmp_path, capsys):
+    none = [t for t in load_tasks("en") if t.kind == "none"]
+    replies = [json.dumps({"thought": "t", "action": "FINISH", "action_input": "ok"})] * 20
+    code, printed, records = run_runner(tmp_path, capsys, replies, "--lang", "en", "--kind", "none")
+    assert code == 0 and [r["id"] for r in records] == [t.id for t in none]
+    assert f"en | first call {len(none)}/{len(none)} |" in printed
+
+
 def test_model_options_are_read_as_json_or_text():
     assert suite_runner.model_option("grounding=false") == ("grounding", False)
     assert suite_runner.model_option("n_threads=2") == ("n_threads", 2)
