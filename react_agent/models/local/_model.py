@@ -63,6 +63,7 @@ from react_agent.errors import ConfigError
 from react_agent.models._grammar import literal_safe
 from react_agent.models.local._catalog import CATALOG, DEFAULT_LOCAL_MODEL, CatalogEntry, catalog_entry
 from react_agent.models.local._chat_template import chat_prompt, chat_template
+from react_agent.models.local._gguf import metadata_string
 from react_agent.models.local._logs import route_llama_logs
 from react_agent.models.local._pipeline import (
     DEFAULT_TECHNIQUES,
@@ -150,15 +151,9 @@ def model_file(name: str) -> str:
 
 @lru_cache(maxsize=32)
 def _file_has_chat_template(path: str) -> bool:
-    """Whether the GGUF at ``path`` has a chat template (its vocabulary and metadata loaded, not its weights)."""
-    llama_cpp = _import_llama_cpp()
-    if not Path(path).is_file():
-        return False
-    llama = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
-    try:
-        return chat_template(llama) is not None
-    finally:
-        llama.close()
+    """Whether the GGUF at ``path`` has a chat template (read from its metadata in Python; a file that is not a
+    GGUF has none)."""
+    return bool(metadata_string(path, "tokenizer.chat_template"))
 
 
 def render_plain(messages: Sequence[BaseMessage]) -> str:
