@@ -17,12 +17,7 @@ class Context:
 
     @staticmethod
     def longest_token_prefix(a: list[int], b: list[int]) -> int:
-        n = 0
-        for x, y in zip(a, b, strict=False):
-            if x != y:
-                break
-            n += 1
-        return n
+        return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
 def saved() -> SavedPrefixes:
