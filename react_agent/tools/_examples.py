@@ -270,7 +270,7 @@ def _shown(value: Any, macros: Any) -> str:
 
 def examples_for_tools(tools: Sequence[BaseTool], *, lang: str = "en", irrelevant: bool = True) -> list[Example]:
     """One worked example per tool (a task and the call that solves it, values from the tool's schema),
-    after an example of a task no tool can do (answered by FINISH) unless ``irrelevant=False``.
+    after an example of a task that needs no tool (answered by FINISH) unless ``irrelevant=False``.
 
     ``lang`` picks the sentences (``en`` or ``ru``; a ``ConfigError`` otherwise). Pure: the tools are only
     read, never run.

@@ -52,7 +52,7 @@ def demo_tools(tmp_path: Any) -> list[Any]:
 def test_one_example_per_tool_after_an_irrelevant_one(demo_tools: list[Any]) -> None:
     examples = examples_for_tools(demo_tools)
     assert [e.answer.action for e in examples] == [FINISH, *(t.name for t in demo_tools)]
-    assert examples[0].task == "Tell me a joke about cats." and isinstance(examples[0].answer.action_input, str)
+    assert examples[0].task == "How many minutes are in an hour?" and isinstance(examples[0].answer.action_input, str)
     register = examples[1]
     assert register.task == "Register user with username Orlena and email orlena.vask@example.org."
     assert register.answer.action_input == {"username": "Orlena", "email": "orlena.vask@example.org"}
@@ -103,7 +103,7 @@ def test_no_required_argument_takes_the_first_one() -> None:
 
 def test_russian_sentences_and_unknown_language(demo_tools: list[Any]) -> None:
     examples = examples_for_tools(demo_tools, lang="ru")
-    assert examples[0].task == "Расскажи анекдот про котов."
+    assert examples[0].task == "Сколько минут в одном часе?"
     assert examples[1].task.startswith("Нужно: register user, username Orlena")
     with pytest.raises(ConfigError, match="lang must be one of en, ru"):
         examples_for_tools(demo_tools, lang="de")
