@@ -88,3 +88,17 @@ def test_russian_examples_keep_names_places_and_companies_in_russian() -> None:
     assert values["email"].isascii()  # an address keeps its form
     for key in ("name", "city", "company"):
         assert values[key] in example.task
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_an_examples_thought_names_every_value_of_its_call(lang: str) -> None:
+    (example,) = examples_for_tools([StructuredTool.from_function(contact)], lang=lang, irrelevant=False)
+    for value in example.answer.action_input.values():
+        assert str(value) in example.answer.thought, (value, example.answer.thought)
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_the_no_tool_example_answers_the_question_itself(lang: str) -> None:
+    first = examples_for_tools([StructuredTool.from_function(contact)], lang=lang)[0]
+    assert first.answer.action == "FINISH" and not first.steps
+    assert "60" in first.answer.action_input  # an answer, not a refusal
