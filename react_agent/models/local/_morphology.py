@@ -6,8 +6,8 @@ copies the form it sees, while a tool wants ``recipient="Иван"``, ``city="К
 :func:`nominative` puts such a value in the nominative with the morphological dictionary of pymorphy3, and changes
 nothing it cannot prove inflected:
 
-* the value is one to four Cyrillic words (or ``/``-separated folder names made of them) that the text (the task
-  and the observations) writes, so the form was copied, not made up;
+* the value is one to four Cyrillic words (and numbers: «переговорной 2»), or ``/``-separated folder names made
+  of them, that the text (the task and the observations) writes, so the form was copied, not made up;
 * every word is a noun or an adjective with a grammatical case, and the words agree in case and number;
 * no reading of the value is nominative, unless the text writes it right after a preposition (where Russian
   never puts a nominative): «на Петрова» is the accusative of Петров, while «Петрова» alone may be a woman's
@@ -31,6 +31,7 @@ __all__ = ["available", "nominative"]
 logger = logging.getLogger(__name__)
 
 _WORD = re.compile(r"^[А-Яа-яЁё]+(?:-[А-Яа-яЁё]+)*$")
+_NUMBER = re.compile(r"^(?:№?\d+[а-я]?|№)$")  # a number in a name («переговорная 2», «корпус 3б») stays as it is
 _TOKEN = re.compile(r"[А-Яа-яЁёA-Za-z0-9]+(?:-[А-Яа-яЁёA-Za-z0-9]+)*")
 _MAX_WORDS = 4
 _RARE = 0.05
@@ -77,7 +78,7 @@ def _governing_cases(value: str, text: str) -> frozenset[str] | None:
     the value nowhere; an empty set: not after a preposition)."""
     tokens = [(m.group(0), m.start()) for m in _TOKEN.finditer(text)]
     words = [_fold(t) for t, _ in tokens]
-    target = [_fold(w) for w in value.split()]
+    target = [_fold(w) for w in _TOKEN.findall(value)]
     for i in range(len(words) - len(target) + 1):
         if words[i:i + len(target)] == target:
             return _PREPOSITIONS.get(words[i - 1], frozenset()) if i else frozenset()
@@ -119,7 +120,8 @@ def _spell(word: str, like: str) -> str:
 
 
 def _phrase(value: str, text: str) -> str:
-    words = value.split()
+    tokens = value.split()
+    words = [t for t in tokens if not _NUMBER.match(t)]
     if not 1 <= len(words) <= _MAX_WORDS or not all(_WORD.match(w) for w in words):
         return value
     governed = _governing_cases(value, text)
@@ -133,13 +135,13 @@ def _phrase(value: str, text: str) -> str:
     choice = _oblique_agreement(readings, governed)
     if choice is None:
         return value
-    out = []
+    nominatives = {}
     for word, parse in zip(words, choice, strict=True):
         inflected = parse.inflect({"nomn"})
         if inflected is None:
             return value
-        out.append(_spell(inflected.word, word))
-    return " ".join(out)
+        nominatives[word] = _spell(inflected.word, word)
+    return " ".join(nominatives.get(t, t) for t in tokens)
 
 
 def _nominative_reading(readings: Sequence[list[Any]]) -> bool:
