@@ -11,7 +11,8 @@ nothing it cannot prove inflected:
 * every word is a noun or an adjective with a grammatical case, and the words agree in case and number;
 * no reading of the value is nominative, unless the text writes it right after a preposition (where Russian
   never puts a nominative): «на Петрова» is the accusative of Петров, while «Петрова» alone may be a woman's
-  surname and stays as it is. Readings the dictionary marks as rare (a name in the plural, a score under 5 %)
+  surname and stays as it is; a name the text writes beside another name agrees with it («Дмитрия Орлова»:
+  ``last_name="Орлова"`` is Орлов, «Ольга Белова»: it stays Белова). Readings the dictionary marks as rare (a name in the plural, a score under 5 %)
   do not count.
 
 Capital letters follow the value, and ``ё`` is written only where the value writes it. Without pymorphy3
@@ -73,16 +74,24 @@ def _fold(text: str) -> str:
     return text.casefold().replace("ё", "е")
 
 
-def _governing_cases(value: str, text: str) -> frozenset[str] | None:
-    """The cases of the preposition right before the first place ``text`` writes ``value`` (``None``: it writes
-    the value nowhere; an empty set: not after a preposition)."""
-    tokens = [(m.group(0), m.start()) for m in _TOKEN.finditer(text)]
-    words = [_fold(t) for t, _ in tokens]
+def _occurrence(value: str, text: str) -> tuple[frozenset[str], str, str] | None:
+    """Where ``text`` first writes ``value``: the cases of the preposition right before it (an empty set when
+    there is none) and the words right before and after it (``""`` at an end); ``None`` when it is not there."""
+    tokens = _TOKEN.findall(text)
+    words = [_fold(t) for t in tokens]
     target = [_fold(w) for w in _TOKEN.findall(value)]
     for i in range(len(words) - len(target) + 1):
         if words[i:i + len(target)] == target:
-            return _PREPOSITIONS.get(words[i - 1], frozenset()) if i else frozenset()
+            before = tokens[i - 1] if i else ""
+            after = tokens[i + len(target)] if i + len(target) < len(tokens) else ""
+            return _PREPOSITIONS.get(_fold(before), frozenset()), before, after
     return None
+
+
+def _is_name(word: str) -> bool:
+    """A capitalised word the dictionary knows as a first name, surname or patronymic."""
+    return bool(word[:1].isupper() and _WORD.match(word)
+                and any(_PROPER & set(p.tag.grammemes) for p in _analyzer().parse(word)))
 
 
 def _case(parse: Any) -> str | None:
@@ -124,12 +133,17 @@ def _phrase(value: str, text: str) -> str:
     words = [t for t in tokens if not _NUMBER.match(t)]
     if not 1 <= len(words) <= _MAX_WORDS or not all(_WORD.match(w) for w in words):
         return value
-    governed = _governing_cases(value, text)
-    if governed is None:
+    found = _occurrence(value, text)
+    if found is None:
         return value
+    governed, before, after = found
     readings = [_readings(w) for w in words]
     if not all(readings):
         return value
+    if not governed and len(words) == 1:
+        neighbour = _name_neighbour(words[0], before, after, text)
+        if neighbour is not None:
+            return neighbour
     if not governed and _nominative_reading(readings):
         return value
     choice = _oblique_agreement(readings, governed)
@@ -142,6 +156,29 @@ def _phrase(value: str, text: str) -> str:
             return value
         nominatives[word] = _spell(inflected.word, word)
     return " ".join(nominatives.get(t, t) for t in tokens)
+
+
+def _name_neighbour(word: str, before: str, after: str, text: str) -> str | None:
+    """A surname or first name that the text writes beside another name («Дмитрия Орлова») agrees with it: the
+    pair decides the case. The word in the nominative when the pair is proved inflected, the word itself when
+    the pair reads as a nominative, ``None`` when there is no such neighbour or the pair decides nothing."""
+    if not _is_name(word):
+        return None
+    for pair, index in (((before, word), 1), ((word, after), 0)):
+        if not pair[1 - index] or not _is_name(pair[1 - index]):
+            continue
+        found = _occurrence(" ".join(pair), text)
+        readings = [_readings(w) for w in pair]
+        if found is None or not all(readings):
+            continue
+        governed = found[0]
+        if not governed and _nominative_reading(readings):
+            return word
+        choice = _oblique_agreement(readings, governed)
+        if choice is not None:
+            inflected = choice[index].inflect({"nomn"})
+            return word if inflected is None else _spell(inflected.word, word)
+    return None
 
 
 def _nominative_reading(readings: Sequence[list[Any]]) -> bool:

@@ -40,6 +40,14 @@ def test_a_name_or_place_copied_inflected_from_the_task_is_put_in_the_nominative
     assert nominative(value, task) == expected
 
 
+def test_a_name_beside_another_name_agrees_with_it() -> None:
+    text = "Добавь в контакты Дмитрия Орлова из компании Сфера"
+    assert (nominative("Дмитрия", text), nominative("Орлова", text)) == ("Дмитрий", "Орлов")
+    text = "Заведи контакт: Ольга Белова, почта olga@example.org"
+    assert (nominative("Ольга", text), nominative("Белова", text)) == ("Ольга", "Белова")  # already nominative
+    assert nominative("Петрову", "Напиши Ивану Петрову") == "Петров"
+
+
 def test_after_a_preposition_the_case_the_preposition_governs_decides_an_ambiguous_form() -> None:
     assert nominative("Петрова", "Назначь тикет 17 на Петрова") == "Петров"        # на + accusative: him
     assert nominative("Соколову", "Переназначь тикет на Соколову") == "Соколова"   # на + accusative: her
