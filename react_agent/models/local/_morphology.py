@@ -12,8 +12,8 @@ nothing it cannot prove inflected:
 * no reading of the value is nominative, unless the text writes it right after a preposition (where Russian
   never puts a nominative): «на Петрова» is the accusative of Петров, while «Петрова» alone may be a woman's
   surname and stays as it is; a name the text writes beside another name agrees with it («Дмитрия Орлова»:
-  ``last_name="Орлова"`` is Орлов, «Ольга Белова»: it stays Белова). Readings the dictionary marks as rare (a name in the plural, a score under 5 %)
-  do not count.
+  ``last_name="Орлова"`` is Орлов, «Ольга Белова»: it stays Белова). Readings the dictionary marks as rare
+  (a name in the plural, a score under 5 %) do not count.
 
 Capital letters follow the value, and ``ё`` is written only where the value writes it. Without pymorphy3
 installed (the ``local`` extra brings it) values are left as they are.
