@@ -11,13 +11,14 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   llama.cpp enforces while it ignores ``minimum``/``maximum``);
 * ``after_decoding``: the decoded call (``unique_items``: a list argument loses the items it repeats;
   ``nominative_values``: a Russian name or place copied inflected from the task is put in the nominative,
-  :mod:`._morphology`).
+  :mod:`._morphology`; ``scaled_numbers``: a number copied without its scale word gets the phrase's value,
+  :mod:`._numbers`).
 
 Every technique keeps a correct call as it is: a grammar technique only states what the schema already
 requires, a decoding technique acts only on a reply cut by the token budget, ``unique_items`` drops only
-items the task does not repeat, and ``nominative_values`` changes only a value no reading of which is a
-nominative. ``python -m bench.bfcl --oracle`` checks the after-decoding stage on correct
-calls.
+items the task does not repeat, ``nominative_values`` changes only a value the text proves inflected, and
+``scaled_numbers`` only a number the text writes with a scale word and never alone. ``python -m bench.bfcl
+--oracle`` checks the after-decoding stage on correct calls.
 """
 
 from __future__ import annotations
@@ -229,55 +230,47 @@ def _mentions(item: str, text: str) -> int:
     return max(1, len(re.findall(r"(?<!\w)" + re.escape(item) + r"(?!\w)", text, re.IGNORECASE)))
 
 
-def _unique_items(step: Step, context: CallContext) -> Step:
-    call = step.call
-    if call is None or call.get("action") == FINISH:
-        return step
-    args = call.get("action_input")
-    kept = unique_items(args, context.text)
-    return step if kept == args else replace(step, call={**call, "action_input": kept})
-
-
 _FIXED_FORM = ("enum", "const", "format", "pattern")
+
+
+def _walk(args: Any, schema: Any, leaf: Callable[[Any, Mapping[str, Any]], Any]) -> Any:
+    """``args`` with ``leaf(value, its schema node)`` applied to every value that is no object or list, at any
+    depth (a schema node is ``{}`` where the schema does not say)."""
+    node = schema if isinstance(schema, Mapping) else {}
+    if isinstance(args, list):
+        return [_walk(item, node.get("items"), leaf) for item in args]
+    if isinstance(args, Mapping):
+        props = node.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        return {key: _walk(value, props.get(key), leaf) for key, value in args.items()}
+    return leaf(args, node)
 
 
 def nominative_values(args: Any, schema: Any, text: str) -> Any:
     """``args`` with every string (in objects and lists, at any depth) that is a Russian phrase ``text`` writes
     inflected put in the nominative (:func:`._morphology.nominative`). Strings whose ``schema`` node fixes their
     form (``enum``, ``const``, ``format``, ``pattern``) are left as they are."""
-    node = schema if isinstance(schema, Mapping) else {}
-    if isinstance(args, str):
-        return args if any(key in node for key in _FIXED_FORM) else nominative(args, text)
-    if isinstance(args, list):
-        items = node.get("items")
-        return [nominative_values(item, items, text) for item in args]
-    if isinstance(args, Mapping):
-        props = node.get("properties")
-        props = props if isinstance(props, Mapping) else {}
-        return {key: nominative_values(value, props.get(key), text) for key, value in args.items()}
-    return args
+    def leaf(value: Any, node: Mapping[str, Any]) -> Any:
+        if not isinstance(value, str) or any(key in node for key in _FIXED_FORM):
+            return value
+        return nominative(value, text)
+    return _walk(args, schema, leaf)
 
 
 def scaled_numbers(args: Any, schema: Any, text: str) -> Any:
     """``args`` with every number that a ``schema`` node types ``integer`` or ``number`` (in objects and lists,
     at any depth) given the value of the phrase ``text`` writes it in with a scale word («150 тысяч» for 150,
     :func:`._numbers.scaled`). Nodes with ``enum``/``const`` and numbers the schema does not type are left."""
-    node = schema if isinstance(schema, Mapping) else {}
-    if isinstance(args, (int, float)) and not isinstance(args, bool):
+    def leaf(value: Any, node: Mapping[str, Any]) -> Any:
         kind = node.get("type")
-        if kind not in ("integer", "number") or "enum" in node or "const" in node:
-            return args
-        full = scaled(args, text, integer=kind == "integer")
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or kind not in ("integer", "number") \
+                or "enum" in node or "const" in node:
+            return value
+        full = scaled(value, text, integer=kind == "integer")
         if full is None:
-            return args
-        return int(full) if kind == "integer" or (isinstance(args, int) and full.is_integer()) else full
-    if isinstance(args, list):
-        return [scaled_numbers(item, node.get("items"), text) for item in args]
-    if isinstance(args, Mapping):
-        props = node.get("properties")
-        props = props if isinstance(props, Mapping) else {}
-        return {key: scaled_numbers(value, props.get(key), text) for key, value in args.items()}
-    return args
+            return value
+        return int(full) if kind == "integer" or (isinstance(value, int) and full.is_integer()) else full
+    return _walk(args, schema, leaf)
 
 
 def _arguments(change: Callable[[Any, Any, str], Any]) -> Callable[[Step, CallContext], Step]:
@@ -301,7 +294,7 @@ PIPELINE: tuple[Technique, ...] = (
     Technique("bounded_integers", "grammar", lambda step, _: _schema(step, bounded_integers)),
     Technique("context_addresses", "grammar",
               lambda step, context: _schema(step, lambda s: context_addresses(s, context.text))),
-    Technique("unique_items", "after_decoding", _unique_items),
+    Technique("unique_items", "after_decoding", _arguments(lambda args, _, text: unique_items(args, text))),
     Technique("nominative_values", "after_decoding", _arguments(nominative_values)),
     Technique("scaled_numbers", "after_decoding", _arguments(scaled_numbers)),
 )
