@@ -9,7 +9,7 @@ cache already holds and passes the tokens on, so the count is the one llama.cpp 
 
 The cache holds one context. An agent whose prompts come in families (a planner's and an executor's, an actor's
 and a critic's, two agents on one model) would evaluate each family's static part again on every switch, so
-:class:`SavedPrefixes` keeps the llama.cpp state (``save_state``/``load_state``) of the last few contexts a
+:class:`SavedPrefixes` keeps the llama.cpp context data (``llama_state_get_data``) of the last few contexts a
 completion was about to overwrite, and loads one back when it shares more of the new prompt than the cache does.
 """
 
@@ -50,11 +50,11 @@ class PrefixUse(BaseModel):
 class SavedPrefixes:
     """The saved llama.cpp states of one model: the contexts completions were about to overwrite, newest last.
 
-    ``snapshot(llama) -> state`` and ``restore(llama, state)`` save and load the model's context (for a
-    ``llama_cpp.Llama``: :func:`llama_snapshot` and :func:`llama_restore`). Callers hold the model's lock (one
-    completion at a time), as :func:`complete` is called."""
+    ``snapshot(llama) -> state`` and ``restore(llama, tokens, state)`` save and load the model's context holding
+    ``tokens`` (for a ``llama_cpp.Llama``: :func:`llama_snapshot` and :func:`llama_restore`). Callers hold the
+    model's lock (one completion at a time), as :func:`complete` is called."""
 
-    def __init__(self, snapshot: Callable[[Any], Any], restore: Callable[[Any, Any], None]) -> None:
+    def __init__(self, snapshot: Callable[[Any], Any], restore: Callable[[Any, list[int], Any], None]) -> None:
         self.snapshot, self.restore = snapshot, restore
         self.states: list[tuple[list[int], Any]] = []
 
@@ -74,7 +74,7 @@ class SavedPrefixes:
         if best is None:
             return reused
         self.states = [entry for entry in self.states if entry is not best] + [best]
-        self.restore(llama, best[1])
+        self.restore(llama, *best)
         gain = min(gain, len(best[0]) - 1)  # the restored context's last token is evaluated again
         logger.debug("loaded a saved prompt prefix: %d tokens reused instead of %d", gain, reused)
         return gain
@@ -89,10 +89,10 @@ class SavedPrefixes:
             del self.states[index]
 
 
-def llama_snapshot(llama: Any) -> tuple[list[int], bytes]:
-    """The evaluated tokens and the context data of a ``llama_cpp.Llama`` (llama.cpp's ``llama_state_get_data``:
-    the key/value cache of those tokens; not ``Llama.save_state``, which also copies a logits buffer of
-    ``n_batch`` x the vocabulary, hundreds of megabytes)."""
+def llama_snapshot(llama: Any) -> bytes:
+    """The context data of a ``llama_cpp.Llama`` (llama.cpp's ``llama_state_get_data``: the key/value cache of its
+    evaluated tokens; not ``Llama.save_state``, which also copies a logits buffer of ``n_batch`` x the vocabulary,
+    hundreds of megabytes)."""
     import ctypes
 
     import llama_cpp
@@ -100,17 +100,16 @@ def llama_snapshot(llama: Any) -> tuple[list[int], bytes]:
     size = llama_cpp.llama_state_get_size(llama.ctx)
     buffer = (ctypes.c_uint8 * int(size))()
     written = llama_cpp.llama_state_get_data(llama.ctx, buffer, size)
-    return [int(t) for t in llama.input_ids[: llama.n_tokens]], bytes(buffer)[: int(written)]
+    return ctypes.string_at(buffer, int(written))
 
 
-def llama_restore(llama: Any, state: tuple[list[int], bytes]) -> None:
-    """Load a :func:`llama_snapshot` back: the context data and the tokens it holds. The last token is left for
-    the next completion to evaluate again, so its logits are always fresh."""
+def llama_restore(llama: Any, tokens: list[int], data: bytes) -> None:
+    """Load a :func:`llama_snapshot` of the context holding ``tokens`` back. The last token is left for the next
+    completion to evaluate again, so its logits are always fresh."""
     import ctypes
 
     import llama_cpp
 
-    tokens, data = state
     buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
     if llama_cpp.llama_state_set_data(llama.ctx, buffer, len(data)) != len(data):
         raise RuntimeError("llama.cpp could not load a saved prompt prefix")

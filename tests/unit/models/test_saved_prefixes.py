@@ -25,8 +25,9 @@ def saved() -> SavedPrefixes:
         ctx.snapshots += 1
         return list(ctx.held)
 
-    def restore(ctx: Context, state: list[int]) -> None:
-        ctx.held = list(state)
+    def restore(ctx: Context, tokens: list[int], state: list[int]) -> None:
+        assert tokens == state  # the context saved with these tokens
+        ctx.held = list(tokens)
 
     return SavedPrefixes(snapshot, restore)
 
