@@ -122,6 +122,18 @@ def builtin_root() -> Path:
     raise ConfigError(f"the built-in prompts folder is missing (looked in {here / 'prompts'})")
 
 
+@functools.cache
+def fewshot_macros(lang: str) -> Any:
+    """The macros of ``prompts/fewshot/<lang>.jinja``: the model-facing sentences of generated worked examples
+    and of the embedded model's notes (``en``, ``ru``)."""
+    path = builtin_root() / "fewshot" / f"{lang}.jinja"
+    if path.is_file():
+        env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True,
+                                 lstrip_blocks=True)
+        return env.from_string(path.read_text(encoding="utf-8")).module
+    raise ConfigError(f"the few-shot templates prompts/fewshot/{lang}.jinja are missing")
+
+
 def _read_folder(folder: Path) -> dict[str, str]:
     return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.jinja"))}
 

@@ -26,10 +26,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import jinja2
 from langchain_core.tools import BaseTool
 
-from react_agent._prompts import builtin_root
+from react_agent._prompts import fewshot_macros
 from react_agent._types import FINISH, AgentAction, Example
 from react_agent.errors import ConfigError
 from react_agent.tools._registry import ToolRegistry
@@ -242,19 +241,9 @@ def sample_arguments(schema: Mapping[str, Any], *, defs: Mapping[str, Any] | Non
 
 
 @functools.cache
-def _macros(lang: str) -> Any:
-    path = builtin_root() / "fewshot" / f"{lang}.jinja"
-    if path.is_file():
-        env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True,
-                                 lstrip_blocks=True)
-        return env.from_string(path.read_text(encoding="utf-8")).module
-    raise ConfigError(f"the few-shot templates prompts/fewshot/{lang}.jinja are missing")
-
-
-@functools.cache
 def _values(lang: str) -> dict[str, tuple[str, ...]]:
     """The example values of each kind in ``lang`` (the ``values()`` macro of its few-shot templates: JSON)."""
-    table = json.loads(str(_macros(lang if lang in FEWSHOT_LANGUAGES else "en").values()))
+    table = json.loads(str(fewshot_macros(lang if lang in FEWSHOT_LANGUAGES else "en").values()))
     return {kind: tuple(str(v) for v in values) for kind, values in table.items()}
 
 
@@ -277,7 +266,7 @@ def examples_for_tools(tools: Sequence[BaseTool], *, lang: str = "en", irrelevan
     """
     if lang not in FEWSHOT_LANGUAGES:
         raise ConfigError(f"examples_for_tools: lang must be one of {', '.join(FEWSHOT_LANGUAGES)}, got {lang!r}")
-    macros = _macros(lang)
+    macros = fewshot_macros(lang)
     out: list[Example] = []
     if irrelevant:
         out.append(Example(task=str(macros.irrelevant_task()), answer=AgentAction(

@@ -58,6 +58,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMe
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from react_agent._prompts import fewshot_macros, task_language
 from react_agent._types import CallContext
 from react_agent.errors import ConfigError
 from react_agent.models._grammar import literal_safe
@@ -75,7 +76,7 @@ from react_agent.models.local._pipeline import (
     select,
 )
 from react_agent.models.local._prefix import PrefixUse, complete
-from react_agent.models.local._staged import decoded_answer, finished, prepared
+from react_agent.models.local._staged import answered, finished, prepared
 from react_agent.models.local._weights import assembled_path
 
 __all__ = [
@@ -344,9 +345,10 @@ class LocalChatModel(BaseChatModel):
         from; ``bench.bfcl --oracle`` checks that it admits correct calls)."""
         return dict(prepared(self._pipeline, schema, context).schema or {})
 
-    def after_decoding(self, answer: Mapping[str, Any], context: CallContext) -> Mapping[str, Any]:
+    def after_decoding(self, answer: Mapping[str, Any], context: CallContext) -> Mapping[str, Any] | None:
         """``answer`` (a decoded ``{"thought", "action", "action_input"}``) after this model's after-decoding
-        techniques: what a decision goes through once decoded (``bench.bfcl --oracle`` feeds it correct calls)."""
+        techniques: what a decision goes through once decoded (``bench.bfcl --oracle`` feeds it correct calls).
+        ``None`` when they reject it: the model would decide again without that tool."""
         return after_decoding(self._pipeline, answer, context)
 
     @property
@@ -438,14 +440,23 @@ class LocalChatModel(BaseChatModel):
             raise ConfigError(f"LocalChatModel(prompt_format='chat'): {self.model_name} has no chat template in its "
                               "GGUF; use prompt_format='plain' or 'auto'")
         use_chat = template is not None and self.prompt_format != "plain"
-        prompt = chat_prompt(llama, template, [(_role_of(m), _text_of(m)) for m in messages]) \
-            if use_chat and template is not None else render_plain(messages)
+        turns = [(_role_of(m), _text_of(m)) for m in messages]
+        prompt = chat_prompt(llama, template, turns) if use_chat and template is not None else render_plain(messages)
+
+        def again(rejected: Sequence[tuple[str, str, tuple[str, ...]]]) -> str:
+            """The prompt once more, each rejected answer followed by a note of what it lacks."""
+            extra = [turn for answer, action, paths in rejected
+                     for turn in (("assistant", answer), ("user", invented_note(action, paths, context.task)))]
+            if use_chat and template is not None:
+                return chat_prompt(llama, template, [*turns, *extra])
+            return render_plain([*messages, *(AIMessage(content=text) if role == "assistant"
+                                              else HumanMessage(content=text) for role, text in extra)])
         staged = grammar is None and schema is not None and branches(schema) is not None \
             and (step.two_stage or step.retry_cut)
         with lock:
             if staged:
                 calls = _Calls(llama, options, max_tokens)
-                text = decoded_answer(calls, prompt, step, context)
+                text = answered(calls, prompt, step, context, pipeline, again=again, restart=calls.restart)
                 input_tokens, output_tokens, finish_reason = calls.prompt_tokens, calls.completion_tokens, calls.finish
                 use = calls.use
             else:
@@ -459,7 +470,7 @@ class LocalChatModel(BaseChatModel):
                 input_tokens = int(usage.get("prompt_tokens", 0))
                 output_tokens = int(usage.get("completion_tokens", 0))
                 finish_reason = choice.get("finish_reason")
-        if schema is not None:
+        if schema is not None and not staged:
             text = finished(pipeline, text, context)
 
         # a cast: mypy (target 3.10) misreads the NotRequired keys of UsageMetadata
@@ -491,20 +502,30 @@ class LocalChatModel(BaseChatModel):
         )
 
 
+def invented_note(action: str, paths: Sequence[str], task: str) -> str:
+    """The note after a rejected answer, in the task's language: ``action`` needs ``paths``, which nothing gives
+    (the ``invented`` macro of ``prompts/fewshot/<lang>.jinja``)."""
+    return str(fewshot_macros(task_language(task)).invented(action, ", ".join(paths))).strip()
+
+
 class _Calls:
     """Completions of one answer made of several llama.cpp calls: the token counts add up, the
     ``max_tokens`` budget is shared, and the finish reason is ``"length"`` if any call was cut."""
 
     def __init__(self, llama: Any, options: dict[str, Any], max_tokens: int) -> None:
         self.llama, self.options, self.budget = llama, options, max_tokens
-        self.prompt_tokens = self.completion_tokens = 0
+        self.prompt_tokens = self.completion_tokens = self.spent_before = 0
         self.use = PrefixUse()
         self.finish: str | None = "stop"
+
+    def restart(self) -> None:
+        """A new answer begins (decided again): it gets the whole ``max_tokens`` budget."""
+        self.spent_before = self.completion_tokens
 
     def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "",
                  stop: Sequence[str] = (), min_tokens: int = 1) -> str:
         grammar = _grammar_for(json.dumps(schema, sort_keys=False), suffix)
-        remaining = max(min_tokens, self.budget - self.completion_tokens)
+        remaining = max(min_tokens, self.budget - (self.completion_tokens - self.spent_before))
         options = {**self.options, "stop": [*self.options.get("stop", []), *stop]}
         response, use = complete(self.llama, prompt, grammar=grammar, max_tokens=remaining, **options)
         self.use += use

@@ -214,3 +214,9 @@ def nominative(value: str, text: str) -> str:
     if "/" in value:
         return "/".join(_phrase(segment, text) if segment else segment for segment in value.split("/"))
     return _phrase(value, text)
+
+
+def normal_forms(word: str) -> list[str]:
+    """The dictionary forms of ``word``'s readings, most likely first (none without the dictionary)."""
+    analyzer = _analyzer()
+    return [] if analyzer is None else list(dict.fromkeys(p.normal_form for p in analyzer.parse(word)))

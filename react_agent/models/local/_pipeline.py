@@ -8,17 +8,20 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   tool's schema; ``retry_cut``: arguments cut by the token budget are decoded once more with bounded values);
 * ``grammar``: the answer schema the grammar is built from (``format_patterns``: a ``pattern`` for each
   ``format`` the schema declares; ``bounded_integers``: a small integer range also as an ``enum``, which
-  llama.cpp enforces while it ignores ``minimum``/``maximum``);
+  llama.cpp enforces while it ignores ``minimum``/``maximum``; ``context_addresses`` and
+  ``context_identifiers``: an address or an identifier only as the text writes one);
 * ``after_decoding``: the decoded call (``unique_items``: a list argument loses the items it repeats;
   ``nominative_values``: a Russian name or place copied inflected from the task is put in the nominative,
   :mod:`._morphology`; ``scaled_numbers``: a number copied without its scale word gets the phrase's value,
-  :mod:`._numbers`).
+  :mod:`._numbers`; ``invented_values``: a call with an identifier, address or date nothing gives is decided
+  again without that tool, :mod:`._invented`).
 
 Every technique keeps a correct call as it is: a grammar technique only states what the schema already
-requires, a decoding technique acts only on a reply cut by the token budget, ``unique_items`` drops only
-items the task does not repeat, ``nominative_values`` changes only a value the text proves inflected, and
-``scaled_numbers`` only a number the text writes with a scale word and never alone. ``python -m bench.bfcl
---oracle`` checks the after-decoding stage on correct calls.
+requires or what the text writes, a decoding technique acts only on a reply cut by the token budget,
+``unique_items`` drops only items the task does not repeat, ``nominative_values`` changes only a value the text
+proves inflected, ``scaled_numbers`` only a number the text writes with a scale word and never alone, and
+``invented_values`` rejects only a value the text cannot have supplied. ``python -m bench.bfcl --oracle`` checks
+the grammar and after-decoding stages on correct calls.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any, Literal
 
 from react_agent._types import FINISH, CallContext
 from react_agent.errors import ConfigError
+from react_agent.models.local._invented import identifier_key, invented, written_integers
 from react_agent.models.local._morphology import nominative
 from react_agent.models.local._numbers import scaled
 
@@ -46,6 +50,8 @@ __all__ = [
     "after_decoding",
     "bounded_integers",
     "branches",
+    "context_identifiers",
+    "invented_values",
     "nominative_values",
     "scaled_numbers",
     "select",
@@ -66,6 +72,9 @@ class Step:
     call: Mapping[str, Any] | None = None
     two_stage: bool = False
     retry_cut: bool = False
+    invented: tuple[str, ...] = ()
+    """The arguments of ``call`` that nothing the model was given can have supplied (``invented_values``): the
+    decoder decides again without that tool."""
 
 
 @dataclass(frozen=True)
@@ -197,6 +206,39 @@ def context_addresses(schema: Any, text: str) -> Any:
     return out
 
 
+def context_identifiers(schema: Any, text: str) -> Any:
+    """A copy of ``schema`` in which every integer property named as an identifier (``id``, ``ticket_id``,
+    ``orderId``: :func:`._invented.identifier_key`) may only take the whole numbers ``text`` writes, in digits or
+    words, within the node's ``minimum``/``maximum``, when it writes any: an identifier is copied from the task
+    or a result, never counted or made up. Nodes with ``enum``/``const`` are left as they are."""
+    numbers = written_integers(text)
+    if not numbers:
+        return schema
+
+    def visit(node: Any) -> Any:
+        if isinstance(node, list):
+            return [visit(item) for item in node]
+        if not isinstance(node, Mapping):
+            return node
+        out = {key: visit(value) for key, value in node.items()}
+        props = out.get("properties")
+        if isinstance(props, Mapping):
+            out["properties"] = {name: _written_identifier(name, sub, numbers) for name, sub in props.items()}
+        return out
+
+    return visit(schema)
+
+
+def _written_identifier(name: str, node: Any, numbers: Sequence[int]) -> Any:
+    if not identifier_key(str(name)) or not isinstance(node, Mapping) or node.get("type") != "integer" \
+            or "enum" in node or "const" in node:
+        return node
+    low, high = node.get("minimum", -math.inf), node.get("maximum", math.inf)
+    allowed = [n for n in numbers if isinstance(low, (int, float)) and isinstance(high, (int, float))
+               and low <= n <= high]
+    return {**node, "enum": allowed} if allowed else node
+
+
 def _schema(step: Step, change: Callable[[Any], Any]) -> Step:
     return step if step.schema is None else replace(step, schema=change(step.schema))
 
@@ -286,6 +328,17 @@ def _arguments(change: Callable[[Any, Any, str], Any]) -> Callable[[Step, CallCo
     return apply
 
 
+def invented_values(step: Step, context: CallContext) -> Step:
+    """``step`` with :attr:`Step.invented` naming the arguments of its call that neither the task nor an
+    observation can have supplied (:func:`._invented.invented`: an identifier, e-mail address or date the text
+    never writes); the call itself is left as it is."""
+    call = step.call
+    if call is None or call.get("action") == FINISH:
+        return step
+    found = tuple(invented(call.get("action_input"), context.text))
+    return replace(step, invented=found) if found else step
+
+
 # ------------------------------------------------------------------------------------------ the pipeline
 PIPELINE: tuple[Technique, ...] = (
     Technique("two_stage", "before_decoding", lambda step, _: replace(step, two_stage=True)),
@@ -294,9 +347,12 @@ PIPELINE: tuple[Technique, ...] = (
     Technique("bounded_integers", "grammar", lambda step, _: _schema(step, bounded_integers)),
     Technique("context_addresses", "grammar",
               lambda step, context: _schema(step, lambda s: context_addresses(s, context.text))),
+    Technique("context_identifiers", "grammar",
+              lambda step, context: _schema(step, lambda s: context_identifiers(s, context.text))),
     Technique("unique_items", "after_decoding", _arguments(lambda args, _, text: unique_items(args, text))),
     Technique("nominative_values", "after_decoding", _arguments(nominative_values)),
     Technique("scaled_numbers", "after_decoding", _arguments(scaled_numbers)),
+    Technique("invented_values", "after_decoding", invented_values),
 )
 """Every technique, in the order they run (stage by stage)."""
 
@@ -348,7 +404,11 @@ def run_stage(techniques: Iterable[Technique], stage: Stage, step: Step, context
     return step
 
 
-def after_decoding(techniques: Sequence[Technique], call: Mapping[str, Any], context: CallContext) -> Mapping[str, Any]:
-    """The decoded answer ``call`` after the after-decoding techniques (what ``bench.bfcl --oracle`` runs)."""
+def after_decoding(techniques: Sequence[Technique], call: Mapping[str, Any],
+                   context: CallContext) -> Mapping[str, Any] | None:
+    """The decoded answer ``call`` after the after-decoding techniques (what ``bench.bfcl --oracle`` runs), or
+    ``None`` when they reject it (:attr:`Step.invented`: the decoder would decide again without that tool)."""
     done = run_stage(techniques, "after_decoding", Step(schema=None, call=call), context)
+    if done.invented:
+        return None
     return call if done.call is None else done.call

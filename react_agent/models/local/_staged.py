@@ -3,20 +3,26 @@
 ``complete(prompt, schema, suffix=..., stop=..., min_tokens=...)`` is one completion constrained by ``schema``
 (``_model._Calls`` in the model, a scripted function in tests). :func:`decoded_answer` runs the techniques of
 :mod:`_pipeline`: the before-decoding and grammar stages on the schema, the decoding itself (two stages and the
-retry of a cut value when those techniques are on), then the after-decoding stage on the decoded call.
+retry of a cut value when those techniques are on), then the after-decoding stage on the decoded call;
+:func:`answered` decides again without a tool whose call the after-decoding stage finds invented.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from react_agent._types import CallContext
 from react_agent.models.local._pipeline import Step, Technique, branches, run_stage
 
-__all__ = ["CUT_RETRY_TOKENS", "CUT_STRING_LENGTH", "bounded_values", "decoded_answer", "finished", "prepared"]
+__all__ = ["CUT_RETRY_TOKENS", "CUT_STRING_LENGTH", "answered", "bounded_values", "decoded_answer", "finished",
+           "prepared"]
+
+logger = logging.getLogger("react_agent.models.local")
 
 ARGS_KEY = '"action_input"'
 CUT_RETRY_TOKENS = 96
@@ -37,11 +43,54 @@ def prepared(techniques: Sequence[Technique], schema: Mapping[str, Any] | None, 
 def finished(techniques: Sequence[Technique], text: str, context: CallContext) -> str:
     """``text`` (a decoded answer) after the after-decoding stage; the same text when no technique changes it
     (or when it is no answer object: a cut reply stays as it is)."""
+    return _after(techniques, text, context)[0]
+
+
+def _after(techniques: Sequence[Technique], text: str, context: CallContext) -> tuple[str, str | None, tuple[str, ...]]:
+    """:func:`finished`'s text, the action to decide again without (``None`` when the call stands) and the paths
+    of its invented arguments."""
     call = _json_or_none(text)
     if not isinstance(call, dict) or not isinstance(call.get("action"), str) or "action_input" not in call:
-        return text
-    done = run_stage(techniques, "after_decoding", Step(schema=None, call=call), context).call
-    return text if done is None or done == call else json.dumps(done, ensure_ascii=False)
+        return text, None, ()
+    step = run_stage(techniques, "after_decoding", Step(schema=None, call=call), context)
+    done = step.call
+    out = text if done is None or done == call else json.dumps(done, ensure_ascii=False)
+    return (out, call["action"], step.invented) if step.invented else (out, None, ())
+
+
+Again = Callable[[Sequence[tuple[str, str, tuple[str, ...]]]], str]
+"""Builds the prompt of a decision taken again from the rejected answers so far: ``(answer text, action, invented
+argument paths)`` each (the model adds each answer and a note naming what it lacks as turns of the chat)."""
+
+
+def answered(complete: Callable[..., str], prompt: str, step: Step, context: CallContext,
+             techniques: Sequence[Technique], *, again: Again | None = None,
+             restart: Callable[[], None] | None = None) -> str:
+    """:func:`decoded_answer` then :func:`finished`; a call whose arguments the after-decoding stage finds
+    invented (:attr:`Step.invented`) is decided again with its action taken out of the schema, on the prompt
+    ``again`` builds (the same prompt without it), with a fresh token budget (``restart``), until a call stands or
+    one action is left (the last one stands as it is decoded)."""
+    rejected: list[tuple[str, str, tuple[str, ...]]] = []
+    while True:
+        decoded = decoded_answer(complete, prompt, step, context)
+        text, action, paths = _after(techniques, decoded, context)
+        options = branches(step.schema or {}) or {}
+        if action is None or action not in options or len(options) < 2:
+            return text
+        logger.info("local model: %s(...) has arguments that nothing in the task or the observations gives (%s); "
+                    "deciding again without it", action, ", ".join(paths))
+        rejected.append((decoded, action, paths))
+        step = replace(step, schema=_without(step.schema or {}, action))
+        if again is not None:
+            prompt = again(rejected)
+        if restart is not None:
+            restart()
+
+
+def _without(schema: Mapping[str, Any], action: str) -> dict[str, Any]:
+    """An answer schema without the branch of ``action``."""
+    kept = [branch for branch in schema["anyOf"] if branch["properties"]["action"].get("const") != action]
+    return {**schema, "anyOf": kept}
 
 
 def decoded_answer(complete: Callable[..., str], prompt: str, step: Step, context: CallContext) -> str:

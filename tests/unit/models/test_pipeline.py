@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from completions import Script
 from langchain_core.tools import StructuredTool
 
 from react_agent import ConfigError, ReactAgent, RunState
@@ -40,19 +40,6 @@ def book_meeting(title: str, attendees: list[str], duration_minutes: int, contac
 
 
 BOOK = StructuredTool.from_function(book_meeting)
-
-
-class Script:
-    """A completion function with scripted outputs; records (prompt, schema, suffix, stop, min_tokens)."""
-
-    def __init__(self, *outputs: str) -> None:
-        self.outputs = list(outputs)
-        self.calls: list[tuple[str, Mapping[str, Any], str, list[str], int]] = []
-
-    def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Any = (),
-                 min_tokens: int = 1) -> str:
-        self.calls.append((prompt, schema, suffix, list(stop), min_tokens))
-        return self.outputs.pop(0)
 
 
 class FakeLlama:
@@ -231,18 +218,18 @@ def test_the_agent_hands_task_observations_and_tools_explicitly_even_with_a_cust
                     .replace("Task: {{ e.task }}", "Asked: {{ e.task }}"), encoding="utf-8")
     assert "Task" not in step.read_text(encoding="utf-8")
     seen: list[CallContext] = []
-    real = _model.decoded_answer
+    real = _model.answered
 
-    def spy(complete: Any, prompt: str, step_: Any, context: CallContext) -> str:
+    def spy(complete: Any, prompt: str, step_: Any, context: CallContext, techniques: Any, **options: Any) -> str:
         seen.append(context)
-        return real(complete, prompt, step_, context)
+        return real(complete, prompt, step_, context, techniques, **options)
 
-    monkeypatch.setattr(_model, "decoded_answer", spy)
+    monkeypatch.setattr(_model, "answered", spy)
     llama = fake_llama('{"thought": "t", "action": "book_meeting", ',
                        '{"title": "Standup", "attendees": ["Bo"], "duration_minutes": 150000000',
                        '{"title": "Standup", "attendees": ["Bo"], "duration_minutes": 15, "contact": "b@x.io"}}',
                        '{"thought": "done", "action": "FINISH", ', ' "Booked."}', cut=(1,))
-    task = "Book a 15 minute Standup with Bo"
+    task = "Book a 15 minute Standup with Bo (b@x.io)"
     agent = ReactAgent(LocalChatModel(), [BOOK], prompts=str(folder), max_iterations=3)
     result = agent.run(task)
     assert result.status == "finished" and result.output == "Booked."
@@ -267,3 +254,30 @@ def test_a_direct_call_without_context_works_and_a_wrong_context_is_a_type_error
     assert json.loads(str(reply.content))["action"] == FINISH
     with pytest.raises(TypeError, match="CallContext"):
         LocalChatModel().invoke("x", react_agent_call={"task": "x"})
+
+
+def test_an_invented_call_is_decided_again_after_a_note_in_the_tasks_language(fake_llama: Any) -> None:
+    """The model writes a deal id nothing gives: the call is not run; the model sees its answer and a note of what
+    it lacks (in the task's language), decides again without that tool and with the whole token budget."""
+    def find_deals(company: str) -> str:
+        """Find the deals of a company."""
+        return '[{"id": 7, "company": "Вектор"}]'
+
+    def apply_discount(deal_id: int, percent: float) -> str:
+        """Apply a discount to a deal."""
+        return "applied"
+
+    tools = [StructuredTool.from_function(f) for f in (find_deals, apply_discount)]
+    llama = fake_llama('{"thought": "t", "action": "apply_discount", ', '{"deal_id": 1, "percent": 10}}',
+                       '{"thought": "сначала найду", "action": "find_deals", ', '{"company": "Вектор"}}',
+                       '{"thought": "t", "action": "apply_discount", ', '{"deal_id": 7, "percent": 10}}',
+                       '{"thought": "готово", "action": "FINISH", ', ' "Скидка дана."}')
+    model = LocalChatModel(max_tokens=64)
+    result = ReactAgent(model, tools, max_iterations=4).run("Дай скидку 10% по сделке с Вектором")
+    assert result.status == "finished"
+    assert [(s.action, s.action_input) for s in result.steps[:2]] == [
+        ("find_deals", {"company": "Вектор"}), ("apply_discount", {"deal_id": 7, "percent": 10})]
+    again = llama.calls[2]
+    assert "Для apply_discount нужно deal_id" in again["prompt"] and '"deal_id": 1' in again["prompt"]
+    assert again["max_tokens"] == 64
+    assert "Для apply_discount" not in llama.calls[4]["prompt"]  # the next decision starts clean

@@ -1,0 +1,94 @@
+"""Values of a call that nothing the model was given can have supplied: an identifier, an e-mail address or a
+date that neither the task nor any observation writes.
+
+A small model asked to "apply a discount to the Maple deal" calls ``apply_discount(deal_id=1, ...)`` instead of
+looking the deal up first; asked to "email Tom" it writes ``tom@example.com``; asked about "tomorrow" it guesses a
+date. Such a value is invented, whatever the model's confidence: an identifier, an address or a calendar date
+cannot be known from general knowledge. :func:`invented` names them:
+
+* an integer, or a string with a digit, under a key that names an identifier (``id``, ``deal_id``, ``orderId``)
+  that the text writes neither in digits nor in words («тридцать первый», "twenty-seven");
+* an e-mail address the text does not write;
+* an ISO date (``2026-03-13``) whose year and day the text both leave unwritten (in digits or words): "on March
+  12" and «двадцать первого марта» write the day, "today is 2026-03-10" the year a later date is counted from.
+
+A value the text writes is never named, so a call whose values come from the task or the observations passes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from react_agent.models.local._numbers import spelled_numbers
+
+__all__ = ["MAX_WRITTEN_INTEGERS", "identifier_key", "invented", "written_integers"]
+
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+_ISO_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ].*)?")
+_DIGITS = re.compile(r"(?<!\d)\d{1,18}(?!\d)")
+_MAX_DEPTH = 32
+MAX_WRITTEN_INTEGERS = 100
+"""More distinct whole numbers than this in a text and :func:`written_integers` gives none (no list to choose
+from is shorter than the text)."""
+
+
+def identifier_key(key: str) -> bool:
+    """Whether an argument named ``key`` holds an identifier: ``id``, ``deal_id``, ``orderId``, ``userID``."""
+    return key.lower() == "id" or key.lower().endswith("_id") or bool(re.search(r"[a-z0-9](?:Id|ID)$", key))
+
+
+def written_integers(text: str) -> list[int]:
+    """The whole numbers ``text`` writes in digits or spells in words, in order of first appearance (digits
+    first); none when it writes more than :data:`MAX_WRITTEN_INTEGERS` of them."""
+    found = list(dict.fromkeys([int(m.group(0)) for m in _DIGITS.finditer(text)] + sorted(spelled_numbers(text))))
+    return found if len(found) <= MAX_WRITTEN_INTEGERS else []
+
+
+def _writes_number(number: int, text: str) -> bool:
+    """Whether ``text`` writes ``number`` in digits or in words."""
+    if re.search(r"(?<!\d)0*" + str(abs(number)) + r"(?!\d)", text) is not None:
+        return True
+    return number in spelled_numbers(text)
+
+
+def _invented_value(key: str, value: Any, text: str) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return identifier_key(key) and not _writes_number(value, text)
+    if not isinstance(value, str):
+        return False
+    written = value.strip()
+    if not written:
+        return False
+    if _EMAIL.fullmatch(written):
+        return written.lower() not in text.lower()
+    date = _ISO_DATE.fullmatch(written)
+    if date:
+        return not _writes_number(int(date.group(1)), text) and not _writes_number(int(date.group(3)), text)
+    if identifier_key(key) and any(c.isdigit() for c in written):
+        return written.lower() not in text.lower()
+    return False
+
+
+def invented(args: Any, text: str) -> list[str]:
+    """The paths (``deal_id``, ``to``, ``attendees[1]``) of the values in ``args`` (a call's arguments, at any
+    depth) that ``text`` (the task and the observations) cannot have supplied, in the order they appear."""
+    found: list[str] = []
+
+    def visit(value: Any, key: str, path: str, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            return
+        if isinstance(value, Mapping):
+            for name, item in value.items():
+                visit(item, str(name), f"{path}.{name}" if path else str(name), depth + 1)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                visit(item, key, f"{path}[{i}]", depth + 1)
+        elif _invented_value(key, value, text):
+            found.append(path)
+
+    visit(args, "", "", 0)
+    return found
