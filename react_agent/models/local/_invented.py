@@ -9,6 +9,7 @@ cannot be known from general knowledge. :func:`invented` names them:
 * an integer, or a string with a digit, under a key that names an identifier (``id``, ``deal_id``, ``orderId``)
   that the text writes neither in digits nor in words («тридцать первый», "twenty-seven");
 * an e-mail address the text does not write;
+* a made-up value of the generated worked examples ("Orlena", "Velmora") the text does not write;
 * an ISO date (``2026-03-13``) whose year and day the text both leave unwritten (in digits or words): "on March
   12" and «двадцать первого марта» write the day, "today is 2026-03-10" the year a later date is counted from.
 
@@ -17,13 +18,16 @@ A value the text writes is never named, so a call whose values come from the tas
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from react_agent._prompts import fewshot_macros
 from react_agent.models.local._numbers import spelled_numbers
 
-__all__ = ["MAX_WRITTEN_INTEGERS", "identifier_key", "invented", "written_integers"]
+__all__ = ["MAX_WRITTEN_INTEGERS", "example_values", "identifier_key", "invented", "written_integers"]
 
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _ISO_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ].*)?")
@@ -70,7 +74,23 @@ def _invented_value(key: str, value: Any, text: str) -> bool:
         return not _writes_number(int(date.group(1)), text) and not _writes_number(int(date.group(3)), text)
     if identifier_key(key) and any(c.isdigit() for c in written):
         return written.lower() not in text.lower()
-    return False
+    return written.lower() in example_values() and written.lower() not in text.lower()
+
+
+_EXAMPLE_KINDS = frozenset({"email", "phone", "url", "domain", "username", "city", "country", "company", "title",
+                            "person", "query", "other"})
+"""The kinds of worked-example values that are made-up names (the others are real words: a currency, a unit)."""
+
+
+@functools.cache
+def example_values() -> frozenset[str]:
+    """The made-up values of the generated worked examples, in every language, lower-cased: a call that holds one
+    the text does not write copied it from an example (``values()`` in ``prompts/fewshot/<lang>.jinja``)."""
+    found: set[str] = set()
+    for lang in ("en", "ru"):
+        table = json.loads(str(fewshot_macros(lang).values()))
+        found.update(str(v).lower() for kind, values in table.items() if kind in _EXAMPLE_KINDS for v in values)
+    return frozenset(found)
 
 
 def invented(args: Any, text: str) -> list[str]:

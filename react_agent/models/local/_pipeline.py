@@ -329,14 +329,24 @@ def _arguments(change: Callable[[Any, Any, str], Any]) -> Callable[[Step, CallCo
 
 
 def invented_values(step: Step, context: CallContext) -> Step:
-    """``step`` with :attr:`Step.invented` naming the arguments of its call that neither the task nor an
-    observation can have supplied (:func:`._invented.invented`: an identifier, e-mail address or date the text
-    never writes); the call itself is left as it is."""
+    """``step`` without the invented values of its call (:func:`._invented.invented`: an identifier, e-mail
+    address, date or example value the task and the observations never write): an optional top-level argument
+    holding one is left out of the call; any other goes to :attr:`Step.invented`, and the call is decided again
+    without that tool."""
     call = step.call
     if call is None or call.get("action") == FINISH:
         return step
-    found = tuple(invented(call.get("action_input"), context.text))
-    return replace(step, invented=found) if found else step
+    args = call.get("action_input")
+    found = invented(args, context.text)
+    if not found or not isinstance(args, Mapping):
+        return replace(step, invented=tuple(found)) if found else step
+    schema = next((tool.parameters for tool in context.tools if tool.name == call.get("action")), None)
+    required = schema.get("required") if isinstance(schema, Mapping) else None
+    optional = [path for path in found if isinstance(required, list) and path in args and path not in required]
+    if optional:
+        step = replace(step, call={**call, "action_input": {k: v for k, v in args.items() if k not in optional}})
+    rest = tuple(path for path in found if path not in optional)
+    return replace(step, invented=rest) if rest else step
 
 
 # ------------------------------------------------------------------------------------------ the pipeline

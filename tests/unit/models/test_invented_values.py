@@ -10,7 +10,7 @@ import pytest
 from completions import Script
 from langchain_core.tools import StructuredTool
 
-from react_agent._types import FINISH, CallContext
+from react_agent._types import FINISH, CallContext, ToolInfo
 from react_agent.models import LocalChatModel
 from react_agent.models.local._invented import MAX_WRITTEN_INTEGERS, invented
 from react_agent.models.local._numbers import spelled_numbers
@@ -182,3 +182,23 @@ def test_deciding_again_uses_the_prompt_built_from_the_rejected_answers_and_a_fr
     assert seen == [[("send_email", ("to",))], [("send_email", ("to",)), ("apply_discount", ("deal_id",))]]
     assert [script.calls[i][0] for i in (0, 2, 4)] == ["PROMPT", "PROMPT+1", "PROMPT+2"]
     assert len(restarts) == 2
+
+
+def test_a_made_up_value_of_the_worked_examples_is_invented_unless_the_text_writes_it() -> None:
+    assert invented({"assignee": "Тамрик", "query": "Война и мир"}, "Кто написал «Войну и мир»?") == ["assignee"]
+    assert invented({"city": "Velmora"}, "Weather in Velmora, please") == []
+    assert invented({"currency": "EUR", "unit": "meters"}, "convert to euros, in metres") == []
+
+
+def test_an_invented_optional_argument_is_left_out_and_the_call_stands() -> None:
+    tools = tuple(ToolInfo(name=t.name, description=t.description, parameters=t.args_schema.model_json_schema())
+                  for t in TOOLS)
+    search = ToolInfo(name="search_tickets", description="Search tickets", parameters={
+        "type": "object", "required": ["query"], "properties": {
+            "query": {"type": "string"}, "assignee": {"type": "string"}, "since": {"type": "string"}}})
+    context = CallContext(task="Find the VPN tickets", tools=(*tools, search))
+    call = {"thought": "", "action": "search_tickets",
+            "action_input": {"query": "VPN", "assignee": "Tamrik", "since": "2023-10-01"}}
+    assert LocalChatModel().after_decoding(call, context) == {**call, "action_input": {"query": "VPN"}}
+    required = {"thought": "", "action": "apply_discount", "action_input": {"deal_id": 3, "percent": 10}}
+    assert LocalChatModel().after_decoding(required, context) is None
