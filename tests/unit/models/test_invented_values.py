@@ -113,13 +113,19 @@ def test_a_call_whose_values_the_task_writes_is_decoded_once() -> None:
     assert len(script.calls) == 2
 
 
-def test_when_every_tool_invents_the_answer_left_stands() -> None:
-    """Each rejected tool leaves the schema in turn; the last action left (here FINISH) stands."""
+def _two_invented_then(*last: str) -> tuple[CallContext, Any, Script]:
+    """A decision whose first two answers invent a value (an address, a deal id), then ``last`` (head, body)."""
     context = CallContext(task="Email Tom about the Maple deal", tools=())
     step = prepared(PIPELINE, answer_schema(TOOLS), context)
-    script = Script('{"thought": "t", "action": "send_email", ', '{"to": "tom@x.org", "subject": "Maple"}}',
-                    '{"thought": "t", "action": "apply_discount", ', '{"deal_id": 3, "percent": 1}}',
-                    '{"thought": "I need his address", "action": "FINISH", ', ' "What is Tom\'s address?"}')
+    return context, step, Script('{"thought": "t", "action": "send_email", ', '{"to": "tom@x.org", "subject": "M"}}',
+                                 '{"thought": "t", "action": "apply_discount", ', '{"deal_id": 3, "percent": 1}}',
+                                 *last)
+
+
+def test_when_every_tool_invents_the_answer_left_stands() -> None:
+    """Each rejected tool leaves the schema in turn; the last action left (here FINISH) stands."""
+    context, step, script = _two_invented_then('{"thought": "I need his address", "action": "FINISH", ',
+                                               ' "What is Tom\'s address?"}')
     assert json.loads(answered(script, "P", step, context, PIPELINE))["action"] == FINISH
     last = [b["properties"]["action"]["const"] for b in script.calls[-2][1]["anyOf"]]
     assert "send_email" not in last and "apply_discount" not in last
@@ -165,11 +171,7 @@ def test_a_text_without_numbers_or_with_too_many_leaves_identifiers_free() -> No
 
 
 def test_deciding_again_uses_the_prompt_built_from_the_rejected_answers_and_a_fresh_budget() -> None:
-    context = CallContext(task="Email Tom about the Maple deal", tools=())
-    step = prepared(PIPELINE, answer_schema(TOOLS), context)
-    script = Script('{"thought": "t", "action": "send_email", ', '{"to": "tom@x.org", "subject": "Maple"}}',
-                    '{"thought": "t", "action": "apply_discount", ', '{"deal_id": 3, "percent": 1}}',
-                    '{"thought": "t", "action": "find_deals", ', '{"company": "Maple"}}')
+    context, step, script = _two_invented_then('{"thought": "t", "action": "find_deals", ', '{"company": "Maple"}}')
     seen: list[list[tuple[str, tuple[str, ...]]]] = []
     restarts: list[int] = []
 
