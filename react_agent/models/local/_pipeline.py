@@ -332,10 +332,11 @@ def invented_values(step: Step, context: CallContext) -> Step:
     """``step`` without the invented values of its call (:func:`._invented.invented`: an identifier, e-mail
     address, date or example value the task and the observations never write): an optional top-level argument
     holding one is left out of the call; any other goes to :attr:`Step.invented`, and the call is decided again
-    without that tool."""
+    without that tool. Without a task or an observation (a direct ``invoke`` with no call context) it does
+    nothing."""
     call = step.call
-    if call is None or call.get("action") == FINISH:
-        return step
+    if call is None or call.get("action") == FINISH or not (context.task.strip() or context.observations):
+        return step  # no call context (a direct invoke): nothing to tell an invented value by
     args = call.get("action_input")
     found = invented(args, context.text)
     if not found or not isinstance(args, Mapping):

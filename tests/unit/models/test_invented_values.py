@@ -204,3 +204,13 @@ def test_an_invented_optional_argument_is_left_out_and_the_call_stands() -> None
     assert LocalChatModel().after_decoding(call, context) == {**call, "action_input": {"query": "VPN"}}
     required = {"thought": "", "action": "apply_discount", "action_input": {"deal_id": 3, "percent": 10}}
     assert LocalChatModel().after_decoding(required, context) is None
+
+
+def test_without_a_call_context_nothing_is_taken_for_invented() -> None:
+    """A direct invoke passes no task: an address or id cannot be told invented, and the call stands."""
+    call = {"thought": "", "action": "send_email", "action_input": {"to": "ivan@test.com", "subject": "Hi"}}
+    assert LocalChatModel().after_decoding(call, CallContext()) == call
+    step = prepared(PIPELINE, answer_schema(TOOLS), CallContext())
+    script = Script('{"thought": "t", "action": "send_email", ', '{"to": "ivan@test.com", "subject": "Hi"}}')
+    assert json.loads(answered(script, "P", step, CallContext(), PIPELINE))["action"] == "send_email"
+    assert len(script.calls) == 2
