@@ -13,6 +13,7 @@ number (:mod:`._invented`).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -116,9 +117,11 @@ def _plain_e(word: str) -> str:
     return word.replace("ё", "е")
 
 
-def spelled_numbers(text: str) -> set[int]:
+@functools.lru_cache(maxsize=16)
+def spelled_numbers(text: str) -> frozenset[int]:
     """The whole numbers below a thousand that ``text`` spells in words, in English or Russian, cardinal or
-    ordinal: "twenty-seven", "two hundred and five", «тридцать первый», «ста двадцати» (27, 205, 31, 120)."""
+    ordinal: "twenty-seven", "two hundred and five", «тридцать первый», «ста двадцати» (27, 205, 31, 120).
+    Cached: one decision asks it of the same text for every value it checks."""
     found: set[int] = set()
     total: int | None = None
     end = 0
@@ -139,7 +142,7 @@ def spelled_numbers(text: str) -> set[int]:
         end = match.end()
     if total is not None:
         found.add(total)
-    return found
+    return frozenset(found)
 
 
 def _adds(total: int, value: int) -> bool:
