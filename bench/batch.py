@@ -10,6 +10,9 @@ lost an observation would show up as extra calls.
 Measured (wall time of the whole batch, one run each):
 
 - ideal: calls x latency / concurrency (what an infinitely fast framework would need);
+- the public-call floor: the same model and tool calls made by LangChain's public ``ainvoke`` alone, with the
+  same concurrency and no agent around them (what any framework calling the model and the tools through
+  LangChain's public API needs here: on 2 cores the batch is CPU-bound, and these calls take most of it);
 - react_agent ``run_batch`` on the local backend, without journals and with one journal per task (fsync-ed
   records, what makes a batch resumable), and LangChain's ``AgentExecutor.abatch`` with the same
   ``max_concurrency``;
@@ -151,6 +154,29 @@ def run_langchain(tasks: int, concurrency: int, latency: float) -> dict[str, Any
     return {"seconds": seconds, "cpu_s": cpu, "tasks": len(outputs)}
 
 
+def run_public_calls(tasks: int, concurrency: int, latency: float) -> dict[str, Any]:
+    """The floor: each task's 3 model and 2 tool calls through the public ``ainvoke`` only, no agent."""
+    from langchain_core.messages import HumanMessage
+
+    llm, tool = latency_model(latency, "FINISH"), make_tool()
+
+    async def one(number: int, gate: asyncio.Semaphore) -> None:
+        async with gate:
+            messages = [HumanMessage(content=task_text(number))]
+            for item in range(ITEMS):
+                await llm.ainvoke(messages)
+                await tool.ainvoke({"key": f"k{number}x{item}"})
+            await llm.ainvoke(messages)
+
+    async def go() -> None:
+        gate = asyncio.Semaphore(concurrency)
+        await asyncio.gather(*(one(n, gate) for n in range(tasks)))
+
+    started, cpu = time.perf_counter(), time.process_time()
+    asyncio.run(go())
+    return {"seconds": time.perf_counter() - started, "cpu_s": time.process_time() - cpu, "tasks": tasks}
+
+
 def peak_memory(tasks: int, concurrency: int, latency: float) -> float:
     """Peak traced Python memory (MiB) of a local run_batch writing its results file."""
     gc.collect()
@@ -166,6 +192,8 @@ def peak_memory(tasks: int, concurrency: int, latency: float) -> float:
 def run(tasks: int, concurrency: int, latency: float, *, ray: bool) -> dict[str, Any]:
     ideal = tasks * (ITEMS + 1) * latency / concurrency
     out: dict[str, Any] = {"ideal_s": ideal}
+    floor = run_public_calls(tasks, concurrency, latency)
+    out["public_calls"] = {**floor, "x_ideal": floor["seconds"] / ideal}
     local = run_react(tasks, concurrency, latency, journal=False)
     out["react_agent"] = {**local, "x_ideal": local["seconds"] / ideal}
     journaled = run_react(tasks, concurrency, latency, journal=True)
@@ -193,19 +221,24 @@ def run(tasks: int, concurrency: int, latency: float, *, ray: bool) -> dict[str,
 
 
 # ------------------------------------------------------------------------------------------ output
-_ROWS = [("react_agent", "react_agent run_batch (local)"),
+_ROWS = [("public_calls", "floor: the same calls through LangChain's public ainvoke, no agent"),
+         ("react_agent", "react_agent run_batch (local)"),
          ("react_agent_journaled", "react_agent run_batch (local, journal per task)"),
          ("langchain", "LangChain AgentExecutor.abatch"),
          ("ray_1", "react_agent run_batch (Ray, 1 worker)"),
          ("ray_2", "react_agent run_batch (Ray, 2 workers)")]
 
 
+def _short(label: str) -> str:
+    return label.split(":")[0].replace(" run_batch", "").replace("AgentExecutor.", "")
+
+
 def plot(results: dict[str, Any], path: Path) -> Path | None:
     plt = _common.pyplot()
     if plt is None:
         return None
-    rows = [("ideal", results["ideal_s"])] + [(label.replace(" run_batch", "").replace("AgentExecutor.", ""),
-                                               results[key]["seconds"]) for key, label in _ROWS if key in results]
+    rows = [("ideal", results["ideal_s"])] + [(_short(label), results[key]["seconds"])
+                                              for key, label in _ROWS if key in results]
     fig, ax = plt.subplots(figsize=(8, 0.5 * len(rows) + 1.2))
     ax.barh([r[0] for r in rows][::-1], [r[1] for r in rows][::-1], color="#4c72b0")
     ax.set_xlabel("seconds for the whole batch (lower is better)")
