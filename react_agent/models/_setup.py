@@ -4,13 +4,14 @@ the same checks."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import SecretStr
+from pydantic import BaseModel, SecretStr
 
 from react_agent.errors import ConfigError, MissingPackageError
 
@@ -18,6 +19,33 @@ __all__ = ["check_gigachat_settings", "check_model_setup", "gigachat_has_credent
 
 _FILE_SETTINGS = ("ca_bundle_file", "cert_file", "key_file")
 _GIGACHAT_CREDENTIALS = ("credentials", "access_token", "user")
+
+
+_PYDANTIC_GETATTR = getattr(BaseModel, "__getattr__", None)
+
+
+@functools.lru_cache(maxsize=256)
+def _class_names(cls: type) -> frozenset[str]:
+    """The attribute names a class and its bases define."""
+    return frozenset(name for klass in cls.__mro__ for name in vars(klass))
+
+
+def setting(model: Any, name: str) -> Any:
+    """``getattr(model, name, None)``, without the cost of a failed lookup on a pydantic model (its
+    ``__getattr__`` builds an exception for every name it lacks): a pydantic model's values are its fields,
+    its class's attributes (properties), its private attributes and its extra fields. Any other object, or a
+    model class with its own ``__getattr__``, is asked by ``getattr``."""
+    if not isinstance(model, BaseModel) or getattr(type(model), "__getattr__", None) is not _PYDANTIC_GETATTR:
+        return getattr(model, name, None)
+    fields = vars(model)
+    if name in fields:
+        return fields[name]
+    if name in _class_names(type(model)):
+        return getattr(model, name, None)
+    private = model.__pydantic_private__ or {}
+    if name in private:
+        return private[name]
+    return (model.model_extra or {}).get(name)
 
 
 def wrapped_models(llm: Any) -> list[Any]:
@@ -29,8 +57,7 @@ def wrapped_models(llm: Any) -> list[Any]:
         if item is None or any(item is f for f in found):
             continue
         found.append(item)
-        todo += [getattr(item, "bound", None), getattr(item, "runnable", None),
-                 *list(getattr(item, "fallbacks", None) or [])]
+        todo += [setting(item, "bound"), setting(item, "runnable"), *list(setting(item, "fallbacks") or [])]
     return found
 
 

@@ -60,7 +60,7 @@ from pydantic import BaseModel, SecretBytes, SecretStr
 
 from react_agent._types import AgentResult, AgentStep, Usage
 from react_agent.errors import JournalError, JournalMismatchError
-from react_agent.models import wrapped_models
+from react_agent.models import setting, wrapped_models
 from react_agent.tools import Outcome
 
 __all__ = [
@@ -182,12 +182,12 @@ def secret_values(llm: Any) -> tuple[str, ...]:
     for model in wrapped_models(llm):
         declared: Mapping[str, str] = {}
         try:
-            declared = dict(getattr(model, "lc_secrets", {}) or {})
+            declared = dict(setting(model, "lc_secrets") or {})
         except Exception:  # a model with a broken property: fall back to the known names
             declared = {}
         for name in (*SECRET_FIELDS, *declared):
             try:
-                text = _secret_text(getattr(model, name, None))
+                text = _secret_text(setting(model, name))
             except Exception:
                 continue
             if text:

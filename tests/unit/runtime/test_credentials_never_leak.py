@@ -21,7 +21,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.tools import tool
 from langchain_gigachat import GigaChat
-from pydantic import SecretStr
+from pydantic import ConfigDict, PrivateAttr, SecretStr
 
 from react_agent import ReactAgent, ReflectionAgent, RetryPolicy, RunError
 from react_agent.testing import ScriptedChatModel
@@ -150,3 +150,64 @@ def test_run_error_message_is_masked() -> None:
     with pytest.raises(RunError) as info:
         Buggy(llm, [echo]).run("task")
     assert "sk-FAKE-API-KEY-67890" not in str(info.value) and "***" in str(info.value)
+
+
+class PropertyKeyModel(ScriptedChatModel):
+    """The key behind a property."""
+
+    @property
+    def api_key(self) -> str:
+        return "sk-PROPERTY-KEY-24680"
+
+
+class PrivateKeyModel(ScriptedChatModel):
+    """The key in a private attribute that a property named ``token`` reads."""
+
+    _token: str = PrivateAttr(default="sk-PRIVATE-KEY-13579")
+
+    @property
+    def token(self) -> str:
+        return self._token
+
+
+class ExtraKeyModel(ScriptedChatModel):
+    """The key as an extra field the class does not declare."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class LookupKeyModel(ScriptedChatModel):
+    """The key answered by the class's own ``__getattr__``."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "secret_key":
+            return "sk-GETATTR-KEY-11223"
+        return super().__getattr__(name)
+
+
+def leaking_tool(key: str) -> Any:
+    @tool
+    def show_settings() -> str:
+        """Show the settings."""
+        return f"settings: key={key}"
+
+    return show_settings
+
+
+@pytest.mark.parametrize(("make", "key"), [
+    (lambda replies: PropertyKeyModel(replies), "sk-PROPERTY-KEY-24680"),
+    (lambda replies: PrivateKeyModel(replies), "sk-PRIVATE-KEY-13579"),
+    (lambda replies: ExtraKeyModel(replies, api_key="sk-EXTRA-KEY-97531"), "sk-EXTRA-KEY-97531"),
+    (lambda replies: LookupKeyModel(replies), "sk-GETATTR-KEY-11223"),
+], ids=["property", "private", "extra", "getattr"])
+def test_a_key_however_the_model_holds_it_is_masked_in_tool_output(tmp_path: Path, make: Any, key: str) -> None:
+    """A tool that prints the model's key shows the model ``***``, and the journal keeps no key, whether the
+    key is a property, a private attribute, an extra field or answered by the class's ``__getattr__``."""
+    replies = [json.dumps({"action": "show_settings", "action_input": {}}),
+               json.dumps({"action": "FINISH", "action_input": "done"})]
+    llm = make(replies)
+    journal = tmp_path / "run.jsonl"
+    result = ReactAgent(llm, [leaking_tool(key)], journal=journal).run("show the settings")
+    assert result.status == "finished"
+    assert result.steps[0].observation == "settings: key=***"
+    assert key not in journal.read_text(encoding="utf-8")
