@@ -378,3 +378,42 @@ def test_an_instruct_model_decides_through_its_chat_template(tmp_path: Path) -> 
     again = llm.invoke(agent.build_messages(RunState("Find user Maria")), response_format=agent.response_format)
     assert again.response_metadata["prompt_tokens_reused"] > 300, again.response_metadata
     assert llm.model_name == "qwen2.5-coder-0.5b"
+
+
+# --------------------------------------------------------------------------- the finish vote on the real model
+def _office_tools() -> list[Any]:
+    from langchain_core.tools import StructuredTool
+
+    def search_orders(query: str) -> str:
+        """Search the shop's orders by customer name or order number."""
+        return "[]"
+
+    def find_employee(query: str) -> str:
+        """Find an employee of the company by name."""
+        return "[]"
+
+    def post_message(recipient: str, text: str) -> str:
+        """Post a chat message to an employee."""
+        return "posted"
+
+    return [StructuredTool.from_function(f) for f in (search_orders, find_employee, post_message)]
+
+
+@model_test
+@pytest.mark.parametrize("question", ["What is the capital of France?", "Сколько дней в неделе?"])
+def test_a_general_question_is_answered_without_a_tool(question: str) -> None:
+    """The agent's default set-up for the embedded model, tools that do not fit the question: the first decision
+    is FINISH (the model, asked for the action before a thought, prefers to answer)."""
+    agent = ReactAgent(LocalChatModel(max_tokens=96), _office_tools(), max_iterations=2)
+    result = agent.run(question)
+    assert result.steps and result.steps[0].action == FINISH, result.steps
+
+
+@model_test
+@pytest.mark.parametrize(("task", "tool"), [("Find the employee Dana Whitfield", "find_employee"),
+                                            ("Найди заказ 5521", "search_orders")])
+def test_a_task_for_a_tool_still_calls_it_with_the_vote_on(task: str, tool: str) -> None:
+    agent = ReactAgent(LocalChatModel(max_tokens=96), _office_tools(), max_iterations=2)
+    assert "finish_vote" in agent.llm.techniques
+    result = agent.run(task)
+    assert result.steps and result.steps[0].action == tool, result.steps

@@ -45,6 +45,7 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import math
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -75,7 +76,7 @@ from react_agent.models.local._pipeline import (
     branches,
     select,
 )
-from react_agent.models.local._prefix import PrefixUse, complete
+from react_agent.models.local._prefix import PrefixUse, complete, prompt_tokens
 from react_agent.models.local._staged import answered, finished, prepared
 from react_agent.models.local._weights import assembled_path
 
@@ -452,7 +453,7 @@ class LocalChatModel(BaseChatModel):
             return render_plain([*messages, *(AIMessage(content=text) if role == "assistant"
                                               else HumanMessage(content=text) for role, text in extra)])
         staged = grammar is None and schema is not None and branches(schema) is not None \
-            and (step.two_stage or step.retry_cut)
+            and (step.two_stage or step.retry_cut or step.finish_vote)
         with lock:
             if staged:
                 calls = _Calls(llama, options, max_tokens)
@@ -536,6 +537,39 @@ class _Calls:
         if choice.get("finish_reason") == "length":
             self.finish = "length"
         return str(choice["text"])
+
+    def share(self, prompt: str, options: Sequence[str], option: str) -> float | None:
+        """The probability the model's next token after ``prompt`` gives the first token of ``option``, as a share
+        of what it gives the first tokens of all ``options`` (texts that continue ``prompt``); ``None`` when
+        ``option``'s first token begins another option too. Read from the logits of one one-token completion
+        (a ``logits_processor`` sees them); the prompt's tokens count as the answer's."""
+        tokens = prompt_tokens(self.llama, prompt)
+        firsts: dict[str, int] = {}
+        for name in options:
+            continued = prompt_tokens(self.llama, prompt + name)
+            if len(continued) <= len(tokens) or continued[: len(tokens)] != tokens:
+                return None  # the prompt's last token merges with the option's: no clean first token
+            firsts[name] = int(continued[len(tokens)])
+        mine = firsts[option]
+        if any(token == mine for name, token in firsts.items() if name != option):
+            return None
+        seen: list[Any] = []
+
+        def record(input_ids: Any, scores: Any) -> Any:
+            seen.append(scores.copy())
+            return scores
+
+        options_now = {key: value for key, value in self.options.items() if key != "stop"}
+        response, use = complete(self.llama, prompt, max_tokens=1, logits_processor=[record], **options_now)
+        self.use += use
+        self.prompt_tokens += int((response.get("usage") or {}).get("prompt_tokens", 0))
+        if not seen:
+            return None
+        logits = seen[0]
+        distinct = sorted(set(firsts.values()))
+        top = max(float(logits[t]) for t in distinct)
+        weights = {t: math.exp(float(logits[t]) - top) for t in distinct}
+        return weights[mine] / sum(weights.values())
 
 
 _TECHNIQUE_FLAGS = frozenset({"format_patterns", "two_stage", "retry_cut"})

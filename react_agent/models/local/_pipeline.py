@@ -5,7 +5,10 @@ Each technique is one :class:`Technique` object: a name, a declared stage and ``
 agent passes with the call; no technique reads the rendered prompt. The stages, in the order they run:
 
 * ``before_decoding``: how the answer is decoded (``two_stage``: the tool first, then its arguments under that
-  tool's schema; ``retry_cut``: arguments cut by the token budget are decoded once more with bounded values);
+  tool's schema; ``retry_cut``: arguments cut by the token budget are decoded once more with bounded values;
+  ``finish_vote``: before the first decision of a run, the model is asked for the action alone, with no thought
+  to talk itself into a tool; when FINISH gets most of the probability among the actions' first tokens, the
+  answer is decoded with FINISH only);
 * ``grammar``: the answer schema the grammar is built from (``format_patterns``: a ``pattern`` for each
   ``format`` the schema declares; ``bounded_integers``: a small integer range also as an ``enum``, which
   llama.cpp enforces while it ignores ``minimum``/``maximum``; ``context_addresses`` and
@@ -17,10 +20,13 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   again without that tool, :mod:`._invented`).
 
 Every technique keeps a correct call as it is: a grammar technique only states what the schema already
-requires or what the text writes, a decoding technique acts only on a reply cut by the token budget,
-``unique_items`` drops only items the task does not repeat, ``nominative_values`` changes only a value the text
-proves inflected, ``scaled_numbers`` only a number the text writes with a scale word and never alone, and
-``invented_values`` rejects only a value the text cannot have supplied. ``python -m bench.bfcl --oracle`` checks
+requires or what the text writes, ``retry_cut`` acts only on a reply cut by the token budget, ``finish_vote``
+takes the tools away only when the model itself, asked for the action directly, prefers to answer (a correct
+call it would have made is kept unless the model gives it less probability than FINISH: ``bench.suites`` and
+``bench.bfcl`` measure that on tasks that need a tool), ``unique_items`` drops only items the task does not
+repeat, ``nominative_values`` changes only a value the text proves inflected, ``scaled_numbers`` only a number
+the text writes with a scale word and never alone, and ``invented_values`` rejects only a value the text cannot
+have supplied. ``python -m bench.bfcl --oracle`` checks
 the grammar and after-decoding stages on correct calls.
 """
 
@@ -72,6 +78,7 @@ class Step:
     call: Mapping[str, Any] | None = None
     two_stage: bool = False
     retry_cut: bool = False
+    finish_vote: bool = False
     invented: tuple[str, ...] = ()
     """The arguments of ``call`` that nothing the model was given can have supplied (``invented_values``): the
     decoder decides again without that tool."""
@@ -354,6 +361,7 @@ def invented_values(step: Step, context: CallContext) -> Step:
 PIPELINE: tuple[Technique, ...] = (
     Technique("two_stage", "before_decoding", lambda step, _: replace(step, two_stage=True)),
     Technique("retry_cut", "before_decoding", lambda step, _: replace(step, retry_cut=True)),
+    Technique("finish_vote", "before_decoding", lambda step, _: replace(step, finish_vote=True)),
     Technique("format_patterns", "grammar", lambda step, _: _schema(step, with_format_patterns)),
     Technique("bounded_integers", "grammar", lambda step, _: _schema(step, bounded_integers)),
     Technique("context_addresses", "grammar",

@@ -16,15 +16,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from react_agent._types import CallContext
+from react_agent._types import FINISH, CallContext
 from react_agent.models.local._pipeline import Step, Technique, branches, run_stage
 
-__all__ = ["CUT_RETRY_TOKENS", "CUT_STRING_LENGTH", "answered", "bounded_values", "decoded_answer", "finished",
-           "prepared"]
+__all__ = ["CUT_RETRY_TOKENS", "CUT_STRING_LENGTH", "FINISH_VOTE", "VOTE_PREFIX", "answered", "bounded_values",
+           "decoded_answer", "finish_voted", "finished", "prepared"]
 
 logger = logging.getLogger("react_agent.models.local")
 
 ARGS_KEY = '"action_input"'
+VOTE_PREFIX = '{"action": "'
+"""The answer's start at which :func:`finish_voted` reads the model's probabilities of the actions."""
+FINISH_VOTE = 0.5
+"""FINISH wins the vote with more than this share of the probability of the actions' first tokens."""
 CUT_RETRY_TOKENS = 96
 """Tokens the arguments decoded again after a cut may use even when the call's budget is spent."""
 CUT_STRING_LENGTH = 80
@@ -87,6 +91,29 @@ def answered(complete: Callable[..., str], prompt: str, step: Step, context: Cal
             restart()
 
 
+def finish_voted(complete: Callable[..., str], prompt: str, schema: Mapping[str, Any], context: CallContext) -> bool:
+    """Whether the model, asked for the action alone (the answer begun with :data:`VOTE_PREFIX`, no thought
+    before it), gives FINISH more than :data:`FINISH_VOTE` of the probability its next token gives the actions'
+    first tokens. Asked only before a run's first call (no observation yet), with FINISH and a tool to choose
+    from, and when ``complete`` can tell (``complete.share(prompt, options, option)``: ``None`` when it cannot,
+    as when FINISH and a tool begin with the same token)."""
+    actions = branches(schema) or {}
+    share = getattr(complete, "share", None)
+    if context.observations or FINISH not in actions or len(actions) < 2 or share is None:
+        return False
+    vote = share(prompt + VOTE_PREFIX, list(actions), FINISH)
+    if vote is None:
+        return False
+    logger.debug("local model: FINISH has %.2f of the first action token's probability", vote)
+    return bool(vote > FINISH_VOTE)
+
+
+def _only(schema: Mapping[str, Any], action: str) -> dict[str, Any]:
+    """An answer schema with the branch of ``action`` alone."""
+    kept = [branch for branch in schema["anyOf"] if branch["properties"]["action"].get("const") == action]
+    return {**schema, "anyOf": kept}
+
+
 def _without(schema: Mapping[str, Any], action: str) -> dict[str, Any]:
     """An answer schema without the branch of ``action``."""
     kept = [branch for branch in schema["anyOf"] if branch["properties"]["action"].get("const") != action]
@@ -96,12 +123,15 @@ def _without(schema: Mapping[str, Any], action: str) -> dict[str, Any]:
 def decoded_answer(complete: Callable[..., str], prompt: str, step: Step, context: CallContext) -> str:
     """One answer decoded under ``step.schema`` (an answer schema: one branch per action).
 
-    With ``step.two_stage``: first the answer up to its ``"action_input"`` key under the whole schema (the
+    With ``step.finish_vote``: when :func:`finish_voted`, the answer schema keeps FINISH alone. With
+    ``step.two_stage``: first the answer up to its ``"action_input"`` key under the whole schema (the
     thought and the action), then ``"action_input":`` and the arguments under that one action's schema, then
     ``}``. With ``step.retry_cut``: arguments the token budget cut are decoded once more with bounded values
     (:func:`_uncut`). A reply that cannot be read at any point is returned as it is.
     """
     schema = step.schema or {}
+    if step.finish_vote and finish_voted(complete, prompt, schema, context):
+        schema = _only(schema, FINISH)
     if step.retry_cut:
         complete = _uncut(complete, context)
     actions = branches(schema) or {}

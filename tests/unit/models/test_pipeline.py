@@ -27,7 +27,14 @@ from react_agent.models.local._pipeline import (
     unique_items,
     with_format_patterns,
 )
-from react_agent.models.local._staged import CUT_RETRY_TOKENS, bounded_values, decoded_answer, prepared
+from react_agent.models.local._staged import (
+    CUT_RETRY_TOKENS,
+    FINISH_VOTE,
+    VOTE_PREFIX,
+    bounded_values,
+    decoded_answer,
+    prepared,
+)
 from react_agent.testing import ScriptedChatModel
 from react_agent.tools import answer_schema
 
@@ -43,11 +50,17 @@ BOOK = StructuredTool.from_function(book_meeting)
 
 
 class FakeLlama:
-    """A stand-in for ``llama_cpp.Llama``: scripted completion texts; records each call's options."""
+    """A stand-in for ``llama_cpp.Llama``: scripted completion texts; records each call's options. A one-token
+    completion with a ``logits_processor`` (the finish vote) shows it ``logits`` (one a byte, 0 unless given) and
+    takes no scripted text."""
 
-    def __init__(self, *texts: str, cut: tuple[int, ...] = ()) -> None:
+    def __init__(self, *texts: str, cut: tuple[int, ...] = (), logits: dict[str, float] | None = None) -> None:
         self.metadata: dict[str, str] = {}
         self.texts, self.cut, self.calls = list(texts), cut, []  # type: list[dict[str, Any]]
+        self.logits = [0.0] * 256
+        for char, value in (logits or {}).items():
+            self.logits[ord(char)] = value
+        self.votes: list[str] = []
         self.input_ids: list[int] = []
         self.n_tokens = 0
 
@@ -62,6 +75,13 @@ class FakeLlama:
 
     def create_completion(self, prompt: str | list[int], **options: Any) -> dict[str, Any]:
         text = prompt if isinstance(prompt, str) else bytes(prompt).decode("utf-8")
+        if options.get("logits_processor"):
+            assert options["max_tokens"] == 1
+            self.votes.append(text)
+            for processor in options["logits_processor"]:
+                processor(list(prompt), list(self.logits))
+            return {"choices": [{"text": "", "finish_reason": "length"}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 1}}
         self.calls.append({"prompt": text, **options})
         finish = "length" if len(self.calls) - 1 in self.cut else "stop"
         return {"choices": [{"text": self.texts.pop(0), "finish_reason": finish}],
@@ -70,8 +90,8 @@ class FakeLlama:
 
 @pytest.fixture
 def fake_llama(monkeypatch: pytest.MonkeyPatch) -> Any:
-    def install(*texts: str, cut: tuple[int, ...] = ()) -> FakeLlama:
-        llama = FakeLlama(*texts, cut=cut)
+    def install(*texts: str, cut: tuple[int, ...] = (), logits: dict[str, float] | None = None) -> FakeLlama:
+        llama = FakeLlama(*texts, cut=cut, logits=logits)
         monkeypatch.setattr(LocalChatModel, "_client", lambda self: (llama, threading.Lock()))
         return llama
     return install
@@ -281,3 +301,85 @@ def test_an_invented_call_is_decided_again_after_a_note_in_the_tasks_language(fa
     assert "Для apply_discount нужно deal_id" in again["prompt"] and '"deal_id": 1' in again["prompt"]
     assert again["max_tokens"] == 64
     assert "Для apply_discount" not in llama.calls[4]["prompt"]  # the next decision starts clean
+
+
+# --------------------------------------------------------------------------- the finish vote
+class Voting(Script):
+    """A scripted completion function that can tell the share of FINISH among the actions' first tokens."""
+
+    def __init__(self, vote: float | None, *outputs: str) -> None:
+        super().__init__(*outputs)
+        self.vote, self.asked = vote, []  # type: float | None, list[tuple[str, list[str], str]]
+
+    def share(self, prompt: str, options: list[str], option: str) -> float | None:
+        self.asked.append((prompt, list(options), option))
+        return self.vote
+
+
+def _actions(schema: Any) -> list[str]:
+    return [branch["properties"]["action"]["const"] for branch in schema["anyOf"]]
+
+
+def test_a_finish_vote_won_by_finish_decodes_the_answer_with_finish_alone() -> None:
+    context = CallContext(task="How many planets orbit the Sun?")
+    step = prepared(select(DEFAULT_TECHNIQUES), answer_schema([BOOK]), context)
+    script = Voting(0.8, '{"thought": "I know it", "action": "FINISH", ', ' "Eight."}')
+    text = decoded_answer(script, "PROMPT", step, context)
+    assert json.loads(text)["action_input"] == "Eight."
+    (prompt, options, option), = script.asked
+    assert prompt == "PROMPT" + VOTE_PREFIX and set(options) == {"book_meeting", FINISH} and option == FINISH
+    assert _actions(script.calls[0][1]) == [FINISH]
+
+
+@pytest.mark.parametrize("vote", [0.2, FINISH_VOTE, None])
+def test_a_finish_vote_lost_or_undecided_leaves_every_tool_to_choose_from(vote: float | None) -> None:
+    context = CallContext(task="Book a sync with Ann for 30 minutes")
+    step = prepared(select(DEFAULT_TECHNIQUES), answer_schema([BOOK]), context)
+    args = '{"title": "Sync", "attendees": ["Ann"], "duration_minutes": 30, "contact": "ann@x.org"}}'
+    script = Voting(vote, '{"thought": "book it", "action": "book_meeting", ', args)
+    text = decoded_answer(script, "PROMPT", step, context)
+    assert json.loads(text)["action"] == "book_meeting"
+    assert set(_actions(script.calls[0][1])) == {"book_meeting", FINISH}
+
+
+def test_the_finish_vote_is_asked_only_before_the_first_call_and_only_when_it_is_on() -> None:
+    schema = answer_schema([BOOK])
+    later = CallContext(task="Book a sync", observations=("booked",))
+    script = Voting(0.9, '{"thought": "done", "action": "FINISH", ', ' "Booked."}')
+    decoded_answer(script, "P", prepared(select(DEFAULT_TECHNIQUES), schema, later), later)
+    assert script.asked == []
+    off = select([t for t in DEFAULT_TECHNIQUES if t != "finish_vote"])
+    first = CallContext(task="Book a sync")
+    script = Voting(0.9, '{"thought": "t", "action": "book_meeting", ', '{"title": "Sync"}}')
+    decoded_answer(script, "P", prepared(off, schema, first), first)
+    assert script.asked == [] and set(_actions(script.calls[0][1])) == {"book_meeting", FINISH}
+
+
+@pytest.mark.parametrize(("finish_logit", "tools_left"), [(2.0, False), (-2.0, True)])
+def test_the_vote_reads_the_first_token_share_from_the_models_logits(
+        fake_llama: Any, monkeypatch: pytest.MonkeyPatch, finish_logit: float, tools_left: bool) -> None:
+    """FINISH's first byte gets logit +-2, the tool's 0: FINISH has e^2/(e^2+1) of the vote (or 1 - that), so the
+    first stage is decoded with FINISH alone (or with every action); the vote is one one-token completion of the
+    prompt ending with the vote's prefix."""
+    grammars: list[str] = []
+    real = _model._grammar_for
+    monkeypatch.setattr(_model, "_grammar_for",
+                        lambda schema, suffix="": grammars.append(schema) or real(schema, suffix))
+    llama = fake_llama('{"thought": "t", "action": "FINISH", ', ' "Eight."}', logits={"F": finish_logit})
+    result = ReactAgent(LocalChatModel(), [BOOK], max_iterations=2).run("How many planets orbit the Sun?")
+    assert result.status == "finished" and result.output == "Eight."
+    assert len(llama.votes) == 1 and llama.votes[0].endswith(VOTE_PREFIX)
+    assert ('"book_meeting"' in grammars[0]) is tools_left
+
+
+def test_the_vote_abstains_when_finish_and_a_tool_begin_with_the_same_token(fake_llama: Any) -> None:
+    def FINISH_REPORT(name: str) -> str:
+        """File the final report."""
+        return "filed"
+
+    tool = StructuredTool.from_function(FINISH_REPORT)
+    llama = fake_llama('{"thought": "t", "action": "FINISH_REPORT", ', '{"name": "Q3"}}',
+                       '{"thought": "t", "action": "FINISH", ', ' "Filed."}', logits={"F": 9.0})
+    result = ReactAgent(LocalChatModel(), [tool], max_iterations=3).run("File the report Q3")
+    assert [s.action for s in result.steps] == ["FINISH_REPORT", FINISH]
+    assert llama.votes == []  # no completion: the first tokens alone show the vote cannot tell them apart
