@@ -541,9 +541,13 @@ class _Calls:
     def share(self, prompt: str, options: Sequence[str], option: str) -> float | None:
         """The probability the model's next token after ``prompt`` gives the first token of ``option``, as a share
         of what it gives the first tokens of all ``options`` (texts that continue ``prompt``); ``None`` when
-        ``option``'s first token begins another option too. Read from the logits of one one-token completion
-        (a ``logits_processor`` sees them); the prompt's tokens count as the answer's."""
+        ``option``'s first token begins another option too, or when the context window has no room for it. Read
+        from the logits of one one-token completion (a ``logits_processor`` sees them); the prompt's tokens count
+        as the answer's."""
         tokens = prompt_tokens(self.llama, prompt)
+        n_ctx = getattr(self.llama, "n_ctx", None)
+        if callable(n_ctx) and len(tokens) >= int(n_ctx()):
+            return None  # no room for the one token: the answer itself says what the context window allows
         firsts: dict[str, int] = {}
         for name in options:
             continued = prompt_tokens(self.llama, prompt + name)

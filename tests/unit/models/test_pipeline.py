@@ -383,3 +383,10 @@ def test_the_vote_abstains_when_finish_and_a_tool_begin_with_the_same_token(fake
     result = ReactAgent(LocalChatModel(), [tool], max_iterations=3).run("File the report Q3")
     assert [s.action for s in result.steps] == ["FINISH_REPORT", FINISH]
     assert llama.votes == []  # no completion: the first tokens alone show the vote cannot tell them apart
+
+
+def test_the_vote_abstains_when_the_prompt_fills_the_context_window(fake_llama: Any) -> None:
+    llama = fake_llama('{"thought": "t", "action": "FINISH", ', ' "Eight."}', logits={"F": 9.0})
+    llama.n_ctx = lambda: 64  # the vote's prompt is longer than that
+    result = ReactAgent(LocalChatModel(), [BOOK], max_iterations=2).run("How many planets orbit the Sun?")
+    assert result.output == "Eight." and llama.votes == []
