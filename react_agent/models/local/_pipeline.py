@@ -8,7 +8,8 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   tool's schema; ``retry_cut``: arguments cut by the token budget are decoded once more with bounded values;
   ``finish_vote``: before the first decision of a run, the model is asked for the action alone, with no thought
   to talk itself into a tool; when FINISH gets most of the probability among the actions' first tokens, the
-  answer is decoded with FINISH only);
+  answer is decoded with FINISH only; ``bare_arguments``: with ``two_stage``, a tool's arguments are decoded
+  after the action alone, not after the thought, whose summary of the task tends to leave values out);
 * ``grammar``: the answer schema the grammar is built from (``format_patterns``: a ``pattern`` for each
   ``format`` the schema declares; ``bounded_integers``: a small integer range also as an ``enum``, which
   llama.cpp enforces while it ignores ``minimum``/``maximum``; ``context_addresses`` and
@@ -79,6 +80,7 @@ class Step:
     two_stage: bool = False
     retry_cut: bool = False
     finish_vote: bool = False
+    bare_arguments: bool = False
     invented: tuple[str, ...] = ()
     """The arguments of ``call`` that nothing the model was given can have supplied (``invented_values``): the
     decoder decides again without that tool."""
@@ -362,6 +364,7 @@ PIPELINE: tuple[Technique, ...] = (
     Technique("two_stage", "before_decoding", lambda step, _: replace(step, two_stage=True)),
     Technique("retry_cut", "before_decoding", lambda step, _: replace(step, retry_cut=True)),
     Technique("finish_vote", "before_decoding", lambda step, _: replace(step, finish_vote=True)),
+    Technique("bare_arguments", "before_decoding", lambda step, _: replace(step, bare_arguments=True)),
     Technique("format_patterns", "grammar", lambda step, _: _schema(step, with_format_patterns)),
     Technique("bounded_integers", "grammar", lambda step, _: _schema(step, bounded_integers)),
     Technique("context_addresses", "grammar",

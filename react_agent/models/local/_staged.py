@@ -126,8 +126,10 @@ def decoded_answer(complete: Callable[..., str], prompt: str, step: Step, contex
     With ``step.finish_vote``: when :func:`finish_voted`, the answer schema keeps FINISH alone. With
     ``step.two_stage``: first the answer up to its ``"action_input"`` key under the whole schema (the
     thought and the action), then ``"action_input":`` and the arguments under that one action's schema, then
-    ``}``. With ``step.retry_cut``: arguments the token budget cut are decoded once more with bounded values
-    (:func:`_uncut`). A reply that cannot be read at any point is returned as it is.
+    ``}``. With ``step.bare_arguments``: a tool's arguments are decoded after the action alone
+    (``{"action": "<tool>", "action_input":``), not after the thought; the answer keeps the thought, and FINISH's
+    text is still decoded after it. With ``step.retry_cut``: arguments the token budget cut are decoded once more
+    with bounded values (:func:`_uncut`). A reply that cannot be read at any point is returned as it is.
     """
     schema = step.schema or {}
     if step.finish_vote and finish_voted(complete, prompt, schema, context):
@@ -145,8 +147,14 @@ def decoded_answer(complete: Callable[..., str], prompt: str, step: Step, contex
     if action not in actions or head.rstrip().endswith("}"):
         return head
     prefix = head + ARGS_KEY + ":"
-    body = complete(prompt + prefix, actions[action], suffix="}")
+    lead = _bare_lead(action) if step.bare_arguments and action != FINISH else prefix
+    body = complete(prompt + lead, actions[action], suffix="}")
     return prefix + body
+
+
+def _bare_lead(action: str) -> str:
+    """The answer's start a call's arguments are decoded after with ``bare_arguments``: the action alone."""
+    return "{" + '"action": ' + json.dumps(action, ensure_ascii=False) + ", " + ARGS_KEY + ":"
 
 
 def _closed_text(body: str) -> str:

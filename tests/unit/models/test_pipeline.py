@@ -172,6 +172,33 @@ def test_two_stages_decide_the_tool_then_its_arguments_under_its_own_schema() ->
         "title", "attendees", "duration_minutes", "contact"}
 
 
+def test_bare_arguments_decode_a_calls_arguments_after_the_action_alone_and_keep_the_thought() -> None:
+    context = CallContext(task="Book a sync with Ann for 30 minutes")
+    step = prepared(select(DEFAULT_TECHNIQUES), answer_schema([BOOK]), context)
+    args = '{"title": "Sync", "attendees": ["Ann"], "duration_minutes": 30, "contact": "ann@x.org"}}'
+    script = Script('{"thought": "I book it", "action": "book_meeting", ', args)
+    text = decoded_answer(script, "PROMPT", step, context)
+    assert json.loads(text) == {"thought": "I book it", "action": "book_meeting", "action_input": {
+        "title": "Sync", "attendees": ["Ann"], "duration_minutes": 30, "contact": "ann@x.org"}}
+    assert script.calls[1][0] == 'PROMPT{"action": "book_meeting", "action_input":'
+    assert json.loads(script.calls[1][0].removeprefix("PROMPT") + ' {}}') == {"action": "book_meeting",
+                                                                               "action_input": {}}
+
+
+def test_a_finish_text_and_a_call_without_bare_arguments_are_decoded_after_the_thought() -> None:
+    context = CallContext(task="What is 17 * 23?", observations=("391",))
+    step = prepared(select(DEFAULT_TECHNIQUES), answer_schema([BOOK]), context)
+    head = '{"thought": "The result is 391", "action": "FINISH", '
+    script = Script(head, ' "391"}')
+    assert json.loads(decoded_answer(script, "P", step, context))["action_input"] == "391"
+    assert script.calls[1][0] == "P" + head + '"action_input":'
+    off = prepared(select([t for t in DEFAULT_TECHNIQUES if t != "bare_arguments"]), answer_schema([BOOK]), context)
+    head = '{"thought": "I book it", "action": "book_meeting", '
+    script = Script(head, '{"title": "Sync", "attendees": [], "duration_minutes": 30, "contact": "a@x.org"}}')
+    decoded_answer(script, "P", off, context)
+    assert script.calls[1][0] == "P" + head + '"action_input":'
+
+
 def test_arguments_cut_by_the_budget_are_decoded_again_with_bounded_values() -> None:
     context = CallContext(task="Забронируй встречу «Планёрка» на 45 минут с Олегом")
     step = prepared(select(DEFAULT_TECHNIQUES), answer_schema([BOOK]), context)
