@@ -72,8 +72,9 @@ def answered(complete: Callable[..., str], prompt: str, step: Step, context: Cal
              restart: Callable[[], None] | None = None) -> str:
     """:func:`decoded_answer` then :func:`finished`; a call whose arguments the after-decoding stage finds
     invented (:attr:`Step.invented`) is decided again with its action taken out of the schema, on the prompt
-    ``again`` builds (the same prompt without it), with a fresh token budget (``restart``), until a call stands or
-    one action is left (the last one stands as it is decoded)."""
+    ``again`` builds (the same prompt without it), with a fresh token budget (``restart``) and no second finish
+    vote (the model decides after reading the note, thought first), until a call stands or one action is left
+    (the last one stands as it is decoded)."""
     rejected: list[tuple[str, str, tuple[str, ...]]] = []
     while True:
         decoded = decoded_answer(complete, prompt, step, context)
@@ -84,7 +85,7 @@ def answered(complete: Callable[..., str], prompt: str, step: Step, context: Cal
         logger.info("local model: %s(...) has arguments that nothing in the task or the observations gives (%s); "
                     "deciding again without it", action, ", ".join(paths))
         rejected.append((decoded, action, paths))
-        step = replace(step, schema=_without(step.schema or {}, action))
+        step = replace(step, schema=_without(step.schema or {}, action), finish_vote=False)
         if again is not None:
             prompt = again(rejected)
         if restart is not None:

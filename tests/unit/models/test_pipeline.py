@@ -31,6 +31,7 @@ from react_agent.models.local._staged import (
     CUT_RETRY_TOKENS,
     FINISH_VOTE,
     VOTE_PREFIX,
+    answered,
     bounded_values,
     decoded_answer,
     prepared,
@@ -380,6 +381,29 @@ def test_the_finish_vote_is_asked_only_before_the_first_call_and_only_when_it_is
     script = Voting(0.9, '{"thought": "t", "action": "book_meeting", ', '{"title": "Sync"}}')
     decoded_answer(script, "P", prepared(off, schema, first), first)
     assert script.asked == [] and set(_actions(script.calls[0][1])) == {"book_meeting", FINISH}
+
+
+def remind(person: str, date: str) -> str:
+    """Create a reminder for a person on a date."""
+    return "ok"
+
+
+def today() -> str:
+    """Today's date."""
+    return "2026-03-04"
+
+
+def test_a_decision_taken_again_after_an_invented_value_asks_no_second_finish_vote() -> None:
+    tools = [StructuredTool.from_function(remind), StructuredTool.from_function(today)]
+    context = CallContext(task="Remind Ivan on Friday")
+    techniques = select(DEFAULT_TECHNIQUES)
+    step = prepared(techniques, answer_schema(tools), context)
+    script = Voting(0.2, '{"thought": "t", "action": "remind", ', '{"person": "Ivan", "date": "2024-05-17"}}',
+                    '{"thought": "I need the date", "action": "today", ', '{}}')
+    text = answered(script, "P", step, context, techniques, again=lambda rejected: "P2")
+    assert json.loads(text)["action"] == "today"
+    assert len(script.asked) == 1 and script.asked[0][0] == "P" + VOTE_PREFIX
+    assert script.calls[2][0] == "P2" and set(_actions(script.calls[2][1])) == {"today", FINISH}
 
 
 @pytest.mark.parametrize(("finish_logit", "tools_left"), [(2.0, False), (-2.0, True)])
