@@ -20,15 +20,17 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   :mod:`._numbers`; ``invented_values``: a call with an identifier, address or date nothing gives is decided
   again without that tool, :mod:`._invented`).
 
-Every technique keeps a correct call as it is: a grammar technique only states what the schema already
-requires or what the text writes, ``retry_cut`` acts only on a reply cut by the token budget, ``finish_vote``
-takes the tools away only when the model itself, asked for the action directly, prefers to answer (a correct
-call it would have made is kept unless the model gives it less probability than FINISH: ``bench.suites`` and
-``bench.bfcl`` measure that on tasks that need a tool), ``unique_items`` drops only items the task does not
-repeat, ``nominative_values`` changes only a value the text proves inflected, ``scaled_numbers`` only a number
-the text writes with a scale word and never alone, and ``invented_values`` rejects only a value the text cannot
-have supplied. ``python -m bench.bfcl --oracle`` checks
-the grammar and after-decoding stages on correct calls.
+Every technique that acts on the schema or the call keeps a correct call as it is: a grammar technique only states
+what the schema already requires or what the text writes, ``retry_cut`` acts only on a reply cut by the token
+budget, ``finish_vote`` takes the tools away only when the model itself, asked for the action directly, prefers to
+answer (a correct call it would have made is kept unless the model gives it less probability than FINISH:
+``bench.suites`` and ``bench.bfcl`` measure that on tasks that need a tool), ``unique_items`` drops only items the
+task does not repeat, ``nominative_values`` changes only a value the text proves inflected, ``scaled_numbers`` only
+a number the text writes with a scale word and never alone, and ``invented_values`` rejects only a value the text
+cannot have supplied. ``python -m bench.bfcl --oracle`` checks the grammar and after-decoding stages on correct
+calls.
+``two_stage`` and ``bare_arguments`` choose what the model reads before it writes the arguments, so they change
+which calls it makes, for better or worse: ``bench.suites`` and ``bench.bfcl`` measure them with and without.
 """
 
 from __future__ import annotations
