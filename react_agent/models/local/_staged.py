@@ -154,8 +154,9 @@ def decoded_answer(complete: Callable[..., str], prompt: str, step: Step, contex
 
 
 def _bare_lead(action: str) -> str:
-    """The answer's start a call's arguments are decoded after with ``bare_arguments``: the action alone."""
-    return "{" + '"action": ' + json.dumps(action, ensure_ascii=False) + ", " + ARGS_KEY + ":"
+    """The answer's start a call's arguments are decoded after with ``bare_arguments``: the action alone, begun as
+    :data:`VOTE_PREFIX` begins (the vote's prompt and this one share their tokens); the name JSON-escaped."""
+    return '{"action": ' + json.dumps(action, ensure_ascii=False) + ", " + ARGS_KEY + ":"
 
 
 def _closed_text(body: str) -> str:
