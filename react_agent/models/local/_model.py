@@ -65,6 +65,7 @@ from react_agent.errors import ConfigError
 from react_agent.models._grammar import literal_safe
 from react_agent.models.local._catalog import CATALOG, DEFAULT_LOCAL_MODEL, CatalogEntry, catalog_entry
 from react_agent.models.local._chat_template import chat_prompt, chat_template
+from react_agent.models.local._cpus import physical_cores
 from react_agent.models.local._gguf import metadata_string
 from react_agent.models.local._logs import route_llama_logs
 from react_agent.models.local._pipeline import (
@@ -101,7 +102,7 @@ _PATH_LOCK = threading.Lock()
 _paths: dict[str, str] = {}  # catalogue name -> verified GGUF of this process
 
 _CACHE_LOCK = threading.Lock()
-# (path, n_ctx, n_threads, seed, verbose) -> (Llama, lock that serialises its use)
+# (path, n_ctx, threads, seed, verbose) -> (Llama, lock that serialises its use)
 _LLAMAS: dict[tuple[str, int, int | None, int, bool], tuple[Any, threading.Lock]] = {}
 
 
@@ -287,7 +288,8 @@ class LocalChatModel(BaseChatModel):
     seed: int = 0
     """Sampling seed (matters only with ``temperature > 0``)."""
     n_threads: int | None = None
-    """CPU threads; ``None``: llama.cpp's default."""
+    """CPU threads of decoding; ``None``: one per physical core the process may use (:mod:`._cpus`; where the
+    cores cannot be told, llama-cpp-python's default). Prompts are evaluated on every CPU either way."""
     verbose: bool = False
     """Let llama.cpp print its loading and timing logs on stderr; otherwise they go to the logger
     ``react_agent.models.local.llama_cpp`` at DEBUG."""
@@ -306,6 +308,10 @@ class LocalChatModel(BaseChatModel):
                 "benchmark-tuned value rules are gone because they changed correct calls (see the changelog)")
         if "techniques" in data:
             data["techniques"] = tuple(t.name for t in select(data["techniques"]))
+        threads = data.get("n_threads")
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise ConfigError(f"LocalChatModel(n_threads={threads!r}): give a whole number of threads >= 1, or None "
+                              "for one per physical core")
         if data.get("model") is not None:
             if data.get("model_path") is not None:
                 raise ConfigError("LocalChatModel takes model= (a catalogue name) or model_path= (a GGUF file), "
@@ -384,7 +390,8 @@ class LocalChatModel(BaseChatModel):
             else Path(model_file(self.model or DEFAULT_LOCAL_MODEL))
         if not path.is_file():
             raise FileNotFoundError(f"GGUF model file not found: {path}")
-        key = (str(path.resolve()), self.n_ctx, self.n_threads, self.seed, self.verbose)
+        threads = self.n_threads if self.n_threads is not None else physical_cores()
+        key = (str(path.resolve()), self.n_ctx, threads, self.seed, self.verbose)
         route_llama_logs(llama_cpp, verbose=self.verbose)  # llama.cpp's lines to logging, not the terminal
         with _CACHE_LOCK:
             entry = _LLAMAS.get(key)
@@ -392,7 +399,7 @@ class LocalChatModel(BaseChatModel):
                 llama = llama_cpp.Llama(
                     model_path=key[0],
                     n_ctx=self.n_ctx,
-                    n_threads=self.n_threads,
+                    n_threads=threads,
                     seed=self.seed,
                     verbose=self.verbose,
                 )
