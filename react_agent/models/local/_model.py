@@ -65,7 +65,7 @@ from react_agent.errors import ConfigError
 from react_agent.models._grammar import literal_safe
 from react_agent.models.local._catalog import CATALOG, DEFAULT_LOCAL_MODEL, CatalogEntry, catalog_entry
 from react_agent.models.local._chat_template import chat_prompt, chat_template
-from react_agent.models.local._cpus import physical_cores
+from react_agent.models.local._cpus import decoding_threads
 from react_agent.models.local._gguf import metadata_string
 from react_agent.models.local._logs import route_llama_logs
 from react_agent.models.local._pipeline import (
@@ -288,8 +288,9 @@ class LocalChatModel(BaseChatModel):
     seed: int = 0
     """Sampling seed (matters only with ``temperature > 0``)."""
     n_threads: int | None = None
-    """CPU threads of decoding; ``None``: one per physical core the process may use (:mod:`._cpus`; where the
-    cores cannot be told, llama-cpp-python's default). Prompts are evaluated on every CPU either way."""
+    """CPU threads of decoding; ``None``: one per physical core the process may use, at most its cgroup's CPU quota
+    (:mod:`._cpus`; where the cores cannot be told, llama-cpp-python's default). Prompts are evaluated on every CPU
+    either way."""
     verbose: bool = False
     """Let llama.cpp print its loading and timing logs on stderr; otherwise they go to the logger
     ``react_agent.models.local.llama_cpp`` at DEBUG."""
@@ -390,7 +391,7 @@ class LocalChatModel(BaseChatModel):
             else Path(model_file(self.model or DEFAULT_LOCAL_MODEL))
         if not path.is_file():
             raise FileNotFoundError(f"GGUF model file not found: {path}")
-        threads = self.n_threads if self.n_threads is not None else physical_cores()
+        threads = self.n_threads if self.n_threads is not None else decoding_threads()
         key = (str(path.resolve()), self.n_ctx, threads, self.seed, self.verbose)
         route_llama_logs(llama_cpp, verbose=self.verbose)  # llama.cpp's lines to logging, not the terminal
         with _CACHE_LOCK:

@@ -9,7 +9,7 @@ import pytest
 
 from react_agent.errors import ConfigError
 from react_agent.models import LocalChatModel
-from react_agent.models.local._cpus import physical_cores
+from react_agent.models.local._cpus import cpu_quota, physical_cores
 
 
 def _topology(root: Path, cores: dict[int, tuple[int, int]]) -> Path:
@@ -52,6 +52,35 @@ def test_the_default_reads_the_cpus_of_this_process() -> None:
     assert found is None or found >= 1
 
 
+@pytest.mark.parametrize(("cpu_max", "cpus"), [("200000 100000", 2), ("150000 100000", 2), ("50000 100000", 1),
+                                               ("max 100000", None), ("garbage", None)])
+def test_a_cgroup_v2_quota_caps_the_threads(tmp_path: Path, cpu_max: str, cpus: int | None) -> None:
+    (tmp_path / "cpu.max").write_text(cpu_max + "\n")
+    assert cpu_quota(tmp_path) == cpus
+
+
+@pytest.mark.parametrize(("quota", "cpus"), [("400000", 4), ("-1", None)])
+def test_a_cgroup_v1_quota_caps_the_threads(tmp_path: Path, quota: str, cpus: int | None) -> None:
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text(quota + "\n")
+    (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert cpu_quota(tmp_path) == cpus
+
+
+def test_no_cgroup_files_means_no_quota(tmp_path: Path) -> None:
+    assert cpu_quota(tmp_path) is None
+
+
+@pytest.mark.parametrize(("cores", "quota", "threads"), [(8, 2, 2), (2, 4, 2), (None, 2, None), (4, None, 4)])
+def test_the_default_is_the_cores_at_most_the_quota(monkeypatch: pytest.MonkeyPatch, cores: int | None,
+                                                    quota: int | None, threads: int | None) -> None:
+    import react_agent.models.local._cpus as cpus_module
+
+    monkeypatch.setattr(cpus_module, "physical_cores", lambda: cores)
+    monkeypatch.setattr(cpus_module, "cpu_quota", lambda: quota)
+    assert cpus_module.decoding_threads() == threads
+
+
 @pytest.mark.parametrize("threads", [0, -2, 1.5, "2", True])
 def test_a_thread_count_that_is_no_positive_whole_number_is_a_config_error(threads: object) -> None:
     with pytest.raises(ConfigError, match="n_threads"):
@@ -87,7 +116,7 @@ def test_the_model_is_loaded_with_one_thread_per_core_unless_given(
     _Loaded.made.clear()
     monkeypatch.setattr(model_module, "_import_llama_cpp", lambda: _Loaded)
     monkeypatch.setattr(model_module, "route_llama_logs", lambda *a, **k: None)
-    monkeypatch.setattr(model_module, "physical_cores", lambda: cores)
+    monkeypatch.setattr(model_module, "decoding_threads", lambda: cores)
     LocalChatModel.clear_cache()
     try:
         LocalChatModel(model_path=str(weights), n_threads=given)._client()
