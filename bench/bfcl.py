@@ -49,13 +49,14 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar
 
 from bench import _common, oracle
 from bench._bfcl_data import BfclCase, category_of, data_dir, ideal_args, load_category, score, to_tool
 from bench._peers import langchain_json_chat_prompt
-from react_agent.models import LocalChatModel
+from react_agent.models import DEFAULT_LOCAL_MODEL, LocalChatModel
 
 NAME = "bfcl"
 DEFAULT_CATEGORIES = ("simple_python", "multiple", "irrelevance")
@@ -436,8 +437,9 @@ def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
 
 
 def record_ablation_records(records: list[dict[str, Any]], *, limit: int | None, model: str,
-                            out_dir: Path | None = None) -> Path:
-    """Summarise ablation records per variant and add each to the published ``ablation`` list."""
+                            out_dir: Path | None = None, sizes: dict[str, int] | None = None) -> Path:
+    """Summarise ablation records per variant and add each to the published ``ablation`` list (``sizes``: the
+    cases in each category's file, so a reader sees how much of a file a run covers)."""
     path = out_dir or _common.RESULTS
     for name in dict.fromkeys(r["variant"] for r in records):
         rows = [r for r in records if r["variant"] == name]
@@ -446,7 +448,8 @@ def record_ablation_records(records: list[dict[str, Any]], *, limit: int | None,
                    "seconds": round(sum(r["seconds"] for r in rows), 1),
                    "categories": summarise(rows, ["react_agent"])}
         config = {"lang": first["prompts"], "examples": first["examples"], "limit": limit, "variant": name,
-                  "simulated": bool(first.get("simulated"))}
+                  "simulated": bool(first.get("simulated")), "sizes": sizes,
+                  "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         written = record_ablation(config, results, out_dir=path)
     return written
 
@@ -526,9 +529,9 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 TARGETS_NOTE = (
-    "These BFCL figures were measured with the previous decoding pipeline, whose benchmark-keyed value rules are "
-    "removed (they changed correct calls: see the oracle); the current pipeline has not been measured on BFCL "
-    "yet, so read them as history, not as today's accuracy.")
+    "These technique effects were measured with the 270M model and the previous decoding pipeline, whose "
+    "benchmark-keyed value rules are removed (they changed correct calls: see the oracle): read them as history. "
+    "Today's default model and pipeline are the headline's BFCL rows (the ablation run named `default`).")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -606,8 +609,9 @@ def main(argv: list[str] | None = None) -> int:
         common = {i for i in {r["id"] for r in records}
                   if all(any(r["id"] == i and r["variant"] == v for r in records) for v in variants)}
         records = [r for r in records if r["id"] in common]
-        path = record_ablation_records(records, limit=limit, model=args.model_path or "gemma-3-270m-q4_k_m",
-                                       out_dir=args.out_dir)
+        sizes = {category_of(p): len(load_category(p, a, limit=None)) for p, a in files}
+        path = record_ablation_records(records, limit=limit, model=args.model_path or DEFAULT_LOCAL_MODEL,
+                                       out_dir=args.out_dir, sizes=sizes)
         print(ablation_markdown(json.loads(path.read_text(encoding="utf-8"))))
         print(f"\nwrote {path}")
         return 0
@@ -654,6 +658,7 @@ def ablation_entry(config: dict[str, Any], results: dict[str, Any]) -> dict[str,
         "techniques": {flag: settings.get(flag) for flag in TECHNIQUE_FLAGS},
         "limit": config.get("limit"), "model": results.get("model"), "seconds": results.get("seconds"),
         "variant": config.get("variant"), "simulated": bool(config.get("simulated")),
+        "date": config.get("date"), "cases_in_file": config.get("sizes"),
         "categories": {c: b.get("react_agent") for c, b in results.get("categories", {}).items()},
         "cases": [{k: r[k] for k in ("id", "kind", "name", "args", "correct", "why")}
                   for r in results.get("records", []) if r.get("protocol") == "react_agent"],

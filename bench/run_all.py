@@ -194,13 +194,13 @@ BFCL_SLICES = tuple(
         (6, "slice 6 (simple_python)"), (7, "slice 7 (simple_python)"),
         (8, "slice 8 (simple_python; held out: run once with the final code before anyone looked at it)"),
         (9, "slice 9 (simple_python; held out likewise)")))
-"""The ablation variants of today's local-model defaults, one per 40-case slice of each category:
-``(variant, label, held out)``; a held-out slice was run once with the final code, before anyone looked at
-its cases."""
+"""The ablation variants of the earlier default (the 270M model with the value rules since removed), one per
+40-case slice of each category: ``(variant, label, held out)``; a held-out slice was run once with the final code,
+before anyone looked at its cases."""
 
 
 def bfcl_headline(ablation: list[dict[str, Any]]) -> list[str]:
-    """One line per slice of today's defaults (:data:`BFCL_SLICES`), one over all of them together and one
+    """One line per slice of the earlier default (:data:`BFCL_SLICES`), one over all of them together and one
     over the held-out ones."""
     rows = {v.get("variant"): v for v in ablation}
     found = [(label, held, rows[name]) for name, label, held in BFCL_SLICES if name in rows]
@@ -223,34 +223,43 @@ def bfcl_headline(ablation: list[dict[str, Any]]) -> list[str]:
         return ", ".join(f"{c} {k}/{n} ({100 * k / n:.1f} %)" for c, (k, n) in sums.items() if n)  # 59.6 is not 60
 
     held_line = [f"  - held out ({sum(1 for _, h, _ in found if h)} slices): {pooled(held_out)}"] if held_out else []
-    return ["- BFCL with today's local-model defaults (react_agent protocol; targets: simple_python >= 60 %, "
-            f"multiple >= 40 %, irrelevance >= 50 %): over {len(found)} slices of 40 cases, {pooled(total)}.",
+    return ["- BFCL with the earlier default, the 270M model and the value rules since removed (react_agent "
+            "protocol; targets then: simple_python >= 60 %, multiple >= 40 %, irrelevance >= 50 %): over "
+            f"{len(found)} slices of 40 cases, {pooled(total)}.",
             *held_line, *lines]
 
 
-def _pooled(ablation: list[dict[str, Any]]) -> dict[str, list[int]]:
-    """Correct and total cases per category over the slices of today's defaults (:data:`BFCL_SLICES`)."""
-    rows = {v.get("variant"): v for v in ablation}
-    sums: dict[str, list[int]] = {}
-    for name, _label, _held in BFCL_SLICES:
-        for c, s in (rows.get(name) or {}).get("categories", {}).items():
-            if c != "all":
-                sums.setdefault(c, [0, 0])
-                sums[c][0] += s["correct"]
-                sums[c][1] += s["n"]
-    return sums
+BFCL_DEFAULT_RUN = "default"
+"""The ablation run of today's default model and techniques, in file order over whole category files or the
+first part of them (``python -m bench.bfcl --limit 0 --records R --variant default=...``)."""
+BFCL_TARGETS = {"simple_python": ">= 75 %", "multiple": ">= 70 %", "irrelevance": ">= 75 %"}
 
 
-BFCL_TARGETS = {"simple_python": ">= 60 %", "multiple": ">= 40 %", "irrelevance": ">= 50 %"}
+def bfcl_default_rows(ablation: list[dict[str, Any]]) -> list[list[str]]:
+    """Headline rows of the newest :data:`BFCL_DEFAULT_RUN`: per category, the right first decisions and how
+    much of the file the run covers."""
+    entry = next((v for v in reversed(ablation) if v.get("variant") == BFCL_DEFAULT_RUN), None)
+    if entry is None:
+        return []
+    sizes = entry.get("cases_in_file") or {}
+    rows = []
+    for c, s in (entry.get("categories") or {}).items():
+        if c == "all" or not s:
+            continue
+        size = sizes.get(c)
+        cover = ("the whole file" if size == s["n"] else
+                 f"the file's first {s['n']} of {size} cases" if size else f"{s['n']} cases")
+        rows.append([f"BFCL `{c}`, first decision, default model `{entry.get('model')}`",
+                     f"{s['correct']}/{s['n']} ({_common.pct(s['correct'], s['n'])})",
+                     f"{cover}, {str(entry.get('date') or '?')[:10]}", BFCL_TARGETS.get(c, "")])
+    return rows
 
 
 def headline_table(results: dict[str, dict[str, Any]]) -> str:
     """The figures a reader looks for first, one row each: what, react_agent, the comparison, the target."""
     rows: list[list[str]] = []
     if "bfcl" in results:
-        for c, (k, n) in _pooled(results["bfcl"].get("ablation") or []).items():
-            rows.append([f"BFCL `{c}`, local 270M model, all slices of 40 cases", f"{k}/{n} ({100 * k / n:.1f} %)",
-                         "", BFCL_TARGETS.get(c, "")])
+        rows += bfcl_default_rows(results["bfcl"].get("ablation") or [])
     if "parsers" in results:
         r = results["parsers"]["results"]
         ours = next(iter(r["parsers"].values()))

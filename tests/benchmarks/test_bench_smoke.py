@@ -173,6 +173,44 @@ def test_run_all_writes_the_page_from_results(tmp_path):
     assert "Not run yet: `python -m bench.bfcl`" in page
 
 
+def test_the_headline_shows_the_default_models_bfcl_run_and_how_much_of_each_file_it_covers():
+    from bench import run_all
+
+    def summary(correct, n):
+        return {"n": n, "correct": correct, "accuracy": correct / n}
+
+    older = {"variant": "default", "model": "old", "categories": {"multiple": summary(1, 2)}}
+    newest = {"variant": "default", "model": "qwen2.5-coder-1.5b", "date": "2026-12-03T11:00:00+00:00",
+              "cases_in_file": {"multiple": 200, "simple_python": 400},
+              "categories": {"multiple": summary(180, 200), "simple_python": summary(90, 100),
+                             "all": summary(270, 300)}}
+    rows = run_all.bfcl_default_rows([older, {"variant": "other", "categories": {}}, newest])
+    assert rows == [
+        ["BFCL `multiple`, first decision, default model `qwen2.5-coder-1.5b`", "180/200 (90.0 %)",
+         "the whole file, 2026-12-03", ">= 70 %"],
+        ["BFCL `simple_python`, first decision, default model `qwen2.5-coder-1.5b`", "90/100 (90.0 %)",
+         "the file's first 100 of 400 cases, 2026-12-03", ">= 75 %"]]
+    assert run_all.bfcl_default_rows([{"variant": "s7-final0", "categories": {}}]) == []
+
+
+def test_a_recorded_run_keeps_its_model_date_and_the_size_of_each_file(tmp_path):
+    import json
+
+    from bench import bfcl
+
+    def record(i, correct):
+        return {"id": f"multiple_{i}", "category": "multiple", "variant": "default", "prompts": "en-compact",
+                "examples": "generated", "techniques": {"two_stage": True}, "protocol": "react_agent",
+                "kind": "call", "name": "f", "args": {}, "correct": correct, "why": "", "raw": "", "seconds": 1.0}
+
+    path = bfcl.record_ablation_records([record(0, True), record(1, False)], limit=None,
+                                        model="qwen2.5-coder-1.5b", out_dir=tmp_path, sizes={"multiple": 200})
+    entry = json.loads(path.read_text(encoding="utf-8"))["ablation"][-1]
+    assert entry["model"] == "qwen2.5-coder-1.5b" and entry["cases_in_file"] == {"multiple": 200}
+    assert entry["date"][:4].isdigit() and entry["limit"] is None
+    assert (entry["categories"]["multiple"]["correct"], entry["categories"]["multiple"]["n"]) == (1, 2)
+
+
 @pytest.mark.local_model
 def test_bfcl_runs_one_case_on_the_local_model():
     """One BFCL case through the embedded local model under react_agent's protocol gives a decision."""
