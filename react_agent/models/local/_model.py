@@ -65,7 +65,6 @@ from react_agent.errors import ConfigError
 from react_agent.models._grammar import literal_safe
 from react_agent.models.local._catalog import CATALOG, DEFAULT_LOCAL_MODEL, CatalogEntry, catalog_entry
 from react_agent.models.local._chat_template import chat_prompt, chat_template
-from react_agent.models.local._cpus import decoding_threads
 from react_agent.models.local._gguf import metadata_string
 from react_agent.models.local._logs import route_llama_logs
 from react_agent.models.local._pipeline import (
@@ -102,7 +101,7 @@ _PATH_LOCK = threading.Lock()
 _paths: dict[str, str] = {}  # catalogue name -> verified GGUF of this process
 
 _CACHE_LOCK = threading.Lock()
-# (path, n_ctx, threads, seed, verbose) -> (Llama, lock that serialises its use)
+# (path, n_ctx, n_threads, seed, verbose) -> (Llama, lock that serialises its use)
 _LLAMAS: dict[tuple[str, int, int | None, int, bool], tuple[Any, threading.Lock]] = {}
 
 
@@ -288,9 +287,9 @@ class LocalChatModel(BaseChatModel):
     seed: int = 0
     """Sampling seed (matters only with ``temperature > 0``)."""
     n_threads: int | None = None
-    """CPU threads of decoding; ``None``: one per physical core the process may use, at most its cgroup's CPU quota
-    (:mod:`._cpus`; where the cores cannot be told, llama-cpp-python's default). Prompts are evaluated on every CPU
-    either way."""
+    """CPU threads of decoding; ``None``: llama-cpp-python's default (half the logical CPUs; prompts are evaluated
+    on all of them). More threads decode faster alone but collapse when two processes decode at once: llama.cpp's
+    threads spin while they wait for each other (docs/local-models.md has the measurement)."""
     verbose: bool = False
     """Let llama.cpp print its loading and timing logs on stderr; otherwise they go to the logger
     ``react_agent.models.local.llama_cpp`` at DEBUG."""
@@ -312,7 +311,7 @@ class LocalChatModel(BaseChatModel):
         threads = data.get("n_threads")
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ConfigError(f"LocalChatModel(n_threads={threads!r}): give a whole number of threads >= 1, or None "
-                              "for one per physical core")
+                              "for llama-cpp-python's default")
         if data.get("model") is not None:
             if data.get("model_path") is not None:
                 raise ConfigError("LocalChatModel takes model= (a catalogue name) or model_path= (a GGUF file), "
@@ -391,8 +390,7 @@ class LocalChatModel(BaseChatModel):
             else Path(model_file(self.model or DEFAULT_LOCAL_MODEL))
         if not path.is_file():
             raise FileNotFoundError(f"GGUF model file not found: {path}")
-        threads = self.n_threads if self.n_threads is not None else decoding_threads()
-        key = (str(path.resolve()), self.n_ctx, threads, self.seed, self.verbose)
+        key = (str(path.resolve()), self.n_ctx, self.n_threads, self.seed, self.verbose)
         route_llama_logs(llama_cpp, verbose=self.verbose)  # llama.cpp's lines to logging, not the terminal
         with _CACHE_LOCK:
             entry = _LLAMAS.get(key)
@@ -400,7 +398,7 @@ class LocalChatModel(BaseChatModel):
                 llama = llama_cpp.Llama(
                     model_path=key[0],
                     n_ctx=self.n_ctx,
-                    n_threads=threads,
+                    n_threads=self.n_threads,
                     seed=self.seed,
                     verbose=self.verbose,
                 )
