@@ -6,10 +6,11 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
 
 * ``before_decoding``: how the answer is decoded (``two_stage``: the tool first, then its arguments under that
   tool's schema; ``retry_cut``: arguments cut by the token budget are decoded once more with bounded values;
-  ``finish_vote``: before the first decision of a run, the model is asked for the action alone, with no thought
-  to talk itself into a tool; when FINISH gets most of the probability among the actions' first tokens, the
-  answer is decoded with FINISH only; ``bare_arguments``: with ``two_stage``, a tool's arguments are decoded
-  after the action alone, not after the thought, whose summary of the task tends to leave values out);
+  ``finish_vote``: before each decision, the model is asked for the action alone, with no thought to talk itself
+  into a tool; when FINISH gets most of the probability among the actions' first tokens (before the first call)
+  or 0.7 of it (once a result is there), the answer is decoded with FINISH only; ``bare_arguments``: with
+  ``two_stage``, a tool's arguments are decoded after the action alone, not after the thought, whose summary of
+  the task tends to leave values out);
 * ``grammar``: the answer schema the grammar is built from (``format_patterns``: a ``pattern`` for each
   ``format`` the schema declares; ``bounded_integers``: a small integer range also as an ``enum``, which
   llama.cpp enforces while it ignores ``minimum``/``maximum``; ``context_addresses`` and

@@ -19,8 +19,8 @@ from typing import Any
 from react_agent._types import FINISH, CallContext
 from react_agent.models.local._pipeline import Step, Technique, branches, run_stage
 
-__all__ = ["CUT_RETRY_TOKENS", "CUT_STRING_LENGTH", "FINISH_VOTE", "VOTE_PREFIX", "answered", "bounded_values",
-           "decoded_answer", "finish_voted", "finished", "prepared"]
+__all__ = ["CUT_RETRY_TOKENS", "CUT_STRING_LENGTH", "FINISH_VOTE", "FINISH_VOTE_AFTER_RESULT", "VOTE_PREFIX",
+           "answered", "bounded_values", "decoded_answer", "finish_voted", "finished", "prepared"]
 
 logger = logging.getLogger("react_agent.models.local")
 
@@ -28,7 +28,12 @@ ARGS_KEY = '"action_input"'
 VOTE_PREFIX = '{"action": "'
 """The answer's start at which :func:`finish_voted` reads the model's probabilities of the actions."""
 FINISH_VOTE = 0.5
-"""FINISH wins the vote with more than this share of the probability of the actions' first tokens."""
+"""FINISH wins the vote before a run's first call with more than this share of the probability of the actions'
+first tokens."""
+FINISH_VOTE_AFTER_RESULT = 0.7
+"""FINISH wins the vote after a call's result with more than this share: the model asked for the action alone
+gives FINISH 0.79 or more after the one call a task needs, and up to 0.58 after most lookups whose result the next
+call needs (docs/local-models.md has the measurement)."""
 CUT_RETRY_TOKENS = 96
 """Tokens the arguments decoded again after a cut may use even when the call's budget is spent."""
 CUT_STRING_LENGTH = 80
@@ -94,19 +99,20 @@ def answered(complete: Callable[..., str], prompt: str, step: Step, context: Cal
 
 def finish_voted(complete: Callable[..., str], prompt: str, schema: Mapping[str, Any], context: CallContext) -> bool:
     """Whether the model, asked for the action alone (the answer begun with :data:`VOTE_PREFIX`, no thought
-    before it), gives FINISH more than :data:`FINISH_VOTE` of the probability its next token gives the actions'
-    first tokens. Asked only before a run's first call (no observation yet), with FINISH and a tool to choose
-    from, and when ``complete`` can tell (``complete.share(prompt, options, option)``: ``None`` when it cannot,
-    as when FINISH and a tool begin with the same token)."""
+    before it), gives FINISH more than :data:`FINISH_VOTE` (before a run's first call) or
+    :data:`FINISH_VOTE_AFTER_RESULT` (once an observation is there) of the probability its next token gives the
+    actions' first tokens. Asked with FINISH and a tool to choose from, and when ``complete`` can tell
+    (``complete.share(prompt, options, option)``: ``None`` when it cannot, as when FINISH and a tool begin with
+    the same token)."""
     actions = branches(schema) or {}
     share = getattr(complete, "share", None)
-    if context.observations or FINISH not in actions or len(actions) < 2 or share is None:
+    if FINISH not in actions or len(actions) < 2 or share is None:
         return False
     vote = share(prompt + VOTE_PREFIX, list(actions), FINISH)
     if vote is None:
         return False
     logger.debug("local model: FINISH has %.2f of the first action token's probability", vote)
-    return bool(vote > FINISH_VOTE)
+    return bool(vote > (FINISH_VOTE_AFTER_RESULT if context.observations else FINISH_VOTE))
 
 
 def _only(schema: Mapping[str, Any], action: str) -> dict[str, Any]:

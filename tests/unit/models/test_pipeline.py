@@ -30,6 +30,7 @@ from react_agent.models.local._pipeline import (
 from react_agent.models.local._staged import (
     CUT_RETRY_TOKENS,
     FINISH_VOTE,
+    FINISH_VOTE_AFTER_RESULT,
     VOTE_PREFIX,
     answered,
     bounded_values,
@@ -370,17 +371,26 @@ def test_a_finish_vote_lost_or_undecided_leaves_every_tool_to_choose_from(vote: 
     assert set(_actions(script.calls[0][1])) == {"book_meeting", FINISH}
 
 
-def test_the_finish_vote_is_asked_only_before_the_first_call_and_only_when_it_is_on() -> None:
+@pytest.mark.parametrize(("vote", "finished"), [(FINISH_VOTE_AFTER_RESULT + 0.01, True),
+                                               (FINISH_VOTE_AFTER_RESULT, False), (0.6, False)])
+def test_after_a_result_the_finish_vote_needs_its_higher_share(vote: float, finished: bool) -> None:
+    """After a call's result, FINISH must win more of the vote than before the first call: a lookup's result is
+    often half-way to the task (0.6 before the first call would end the run, here it does not)."""
     schema = answer_schema([BOOK])
     later = CallContext(task="Book a sync", observations=("booked",))
-    script = Voting(0.9, '{"thought": "done", "action": "FINISH", ', ' "Booked."}')
+    script = Voting(vote, '{"thought": "done", "action": "FINISH", ', ' "Booked."}')
     decoded_answer(script, "P", prepared(select(DEFAULT_TECHNIQUES), schema, later), later)
-    assert script.asked == []
+    assert [prompt for prompt, _, _ in script.asked] == ["P" + VOTE_PREFIX]
+    assert _actions(script.calls[0][1]) == ([FINISH] if finished else ["book_meeting", FINISH])
+
+
+def test_the_finish_vote_is_asked_only_when_it_is_on() -> None:
+    schema = answer_schema([BOOK])
     off = select([t for t in DEFAULT_TECHNIQUES if t != "finish_vote"])
-    first = CallContext(task="Book a sync")
-    script = Voting(0.9, '{"thought": "t", "action": "book_meeting", ', '{"title": "Sync"}}')
-    decoded_answer(script, "P", prepared(off, schema, first), first)
-    assert script.asked == [] and set(_actions(script.calls[0][1])) == {"book_meeting", FINISH}
+    for context in (CallContext(task="Book a sync"), CallContext(task="Book a sync", observations=("booked",))):
+        script = Voting(0.99, '{"thought": "t", "action": "book_meeting", ', '{"title": "Sync"}}')
+        decoded_answer(script, "P", prepared(off, schema, context), context)
+        assert script.asked == [] and set(_actions(script.calls[0][1])) == {"book_meeting", FINISH}
 
 
 def remind(person: str, date: str) -> str:
@@ -421,6 +431,33 @@ def test_the_vote_reads_the_first_token_share_from_the_models_logits(
     assert result.status == "finished" and result.output == "Eight."
     assert len(llama.votes) == 1 and llama.votes[0].endswith(VOTE_PREFIX)
     assert ('"book_meeting"' in grammars[0]) is tools_left
+
+
+@pytest.mark.parametrize(("finish_logit", "tools_left"), [(1.0, False), (0.4, True)])
+def test_after_a_result_the_run_answers_when_the_vote_gives_finish_its_higher_share(
+        fake_llama: Any, monkeypatch: pytest.MonkeyPatch, finish_logit: float, tools_left: bool) -> None:
+    """The tool's result raises FINISH's logit to 1.0 (e/(e+1) = 0.73 of the vote: the second decision is decoded
+    with FINISH alone) or to 0.4 (0.6: more than before the first call, less than after a result, so every tool
+    stays); the first vote, at logit -2, left the tools."""
+    grammars: list[str] = []
+    real = _model._grammar_for
+    monkeypatch.setattr(_model, "_grammar_for",
+                        lambda schema, suffix="": grammars.append(schema) or real(schema, suffix))
+    llama = fake_llama('{"thought": "t", "action": "book_meeting", ',
+                       '{"title": "Sync", "attendees": ["Ann"], "duration_minutes": 30, "contact": "ann@x.org"}}',
+                       '{"thought": "t", "action": "FINISH", ', ' "Booked."}', logits={"F": -2.0})
+
+    def booked(**_: Any) -> str:
+        llama.logits[ord("F")] = finish_logit
+        return "booked"
+
+    tool = StructuredTool.from_function(booked, name="book_meeting", description=BOOK.description,
+                                        args_schema=BOOK.args_schema)
+    result = ReactAgent(LocalChatModel(), [tool], max_iterations=3).run("Book a sync with Ann (ann@x.org), 30 min")
+    assert [s.action for s in result.steps] == ["book_meeting", FINISH] and result.output == "Booked."
+    assert len(llama.votes) == 2 and '"book_meeting"' in grammars[0]
+    second = next(g for g in grammars[1:] if '"FINISH"' in g)
+    assert ('"book_meeting"' in second) is tools_left
 
 
 def test_the_vote_abstains_when_finish_and_a_tool_begin_with_the_same_token(fake_llama: Any) -> None:
