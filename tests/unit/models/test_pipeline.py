@@ -99,6 +99,15 @@ def fake_llama(monkeypatch: pytest.MonkeyPatch) -> Any:
     return install
 
 
+@pytest.fixture
+def grammars(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The answer schemas the embedded model builds its grammars from, in order (the real builder still runs)."""
+    built: list[str] = []
+    real = _model._grammar_for
+    monkeypatch.setattr(_model, "_grammar_for", lambda schema, suffix="": built.append(schema) or real(schema, suffix))
+    return built
+
+
 # --------------------------------------------------------------------------- options
 def test_every_technique_has_one_declared_stage_and_the_default_is_all_of_them() -> None:
     assert [t.name for t in PIPELINE] == list(DEFAULT_TECHNIQUES) == list(LocalChatModel().techniques)
@@ -418,14 +427,10 @@ def test_a_decision_taken_again_after_an_invented_value_asks_no_second_finish_vo
 
 @pytest.mark.parametrize(("finish_logit", "tools_left"), [(2.0, False), (-2.0, True)])
 def test_the_vote_reads_the_first_token_share_from_the_models_logits(
-        fake_llama: Any, monkeypatch: pytest.MonkeyPatch, finish_logit: float, tools_left: bool) -> None:
+        fake_llama: Any, grammars: list[str], finish_logit: float, tools_left: bool) -> None:
     """FINISH's first byte gets logit +-2, the tool's 0: FINISH has e^2/(e^2+1) of the vote (or 1 - that), so the
     first stage is decoded with FINISH alone (or with every action); the vote is one one-token completion of the
     prompt ending with the vote's prefix."""
-    grammars: list[str] = []
-    real = _model._grammar_for
-    monkeypatch.setattr(_model, "_grammar_for",
-                        lambda schema, suffix="": grammars.append(schema) or real(schema, suffix))
     llama = fake_llama('{"thought": "t", "action": "FINISH", ', ' "Eight."}', logits={"F": finish_logit})
     result = ReactAgent(LocalChatModel(), [BOOK], max_iterations=2).run("How many planets orbit the Sun?")
     assert result.status == "finished" and result.output == "Eight."
@@ -435,14 +440,10 @@ def test_the_vote_reads_the_first_token_share_from_the_models_logits(
 
 @pytest.mark.parametrize(("finish_logit", "tools_left"), [(1.0, False), (0.4, True)])
 def test_after_a_result_the_run_answers_when_the_vote_gives_finish_its_higher_share(
-        fake_llama: Any, monkeypatch: pytest.MonkeyPatch, finish_logit: float, tools_left: bool) -> None:
+        fake_llama: Any, grammars: list[str], finish_logit: float, tools_left: bool) -> None:
     """The tool's result raises FINISH's logit to 1.0 (e/(e+1) = 0.73 of the vote: the second decision is decoded
     with FINISH alone) or to 0.4 (0.6: more than before the first call, less than after a result, so every tool
     stays); the first vote, at logit -2, left the tools."""
-    grammars: list[str] = []
-    real = _model._grammar_for
-    monkeypatch.setattr(_model, "_grammar_for",
-                        lambda schema, suffix="": grammars.append(schema) or real(schema, suffix))
     llama = fake_llama('{"thought": "t", "action": "book_meeting", ',
                        '{"title": "Sync", "attendees": ["Ann"], "duration_minutes": 30, "contact": "ann@x.org"}}',
                        '{"thought": "t", "action": "FINISH", ', ' "Booked."}', logits={"F": -2.0})
