@@ -421,8 +421,8 @@ def test_a_task_for_a_tool_still_calls_it_with_the_vote_on(task: str, tool: str)
 
 @model_test
 def test_after_the_one_call_a_task_needs_the_run_answers() -> None:
-    """The message is posted: asked for the action alone, the model gives FINISH most of the vote, so the run
-    answers instead of going on with calls nobody asked for."""
+    """A one-call task's run answers right after its call: the finish vote after the result neither ends the run
+    before the call nor lets it go on with calls nobody asked for."""
     agent = ReactAgent(LocalChatModel(max_tokens=96), _office_tools(), max_iterations=4)
     result = agent.run("Post Dana Whitfield the message 'Lunch is at noon'")
     assert [step.action for step in result.steps] == ["post_message", FINISH], result.steps
