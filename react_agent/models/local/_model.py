@@ -200,11 +200,11 @@ def schema_from_response_format(response_format: Mapping[str, Any] | None) -> di
 
 
 @lru_cache(maxsize=64)
-def _grammar_for(schema_json: str, suffix: str = "") -> Any:
-    """The llama.cpp grammar of a JSON schema, cached; ``suffix``: a literal the
+def _grammar_for(schema_json: str, suffix: str = "") -> str:
+    """The llama.cpp grammar (GBNF text) of a JSON schema, cached; ``suffix``: a literal the
     output must end with after the value (the two-stage answer closes its object this way)."""
     _import_llama_cpp()  # the clear ImportError when the extra is missing
-    from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar, json_schema_to_gbnf
+    from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
 
     try:
         if schema_json == "{}":
@@ -214,7 +214,7 @@ def _grammar_for(schema_json: str, suffix: str = "") -> Any:
         if suffix:  # a continued value: an optional leading space (the prompt ends at the colon), then the suffix
             root = f'\nroot ::= " "? stage-root {json.dumps(suffix)}\n'
             text = re.sub(r"(?m)^root ::=", "stage-root ::=", text) + root
-        return LlamaGrammar.from_string(text, verbose=False)
+        return text
     except Exception as exc:  # the converter asserts on schemas it cannot express
         raise ValueError(f"llama.cpp cannot turn this JSON schema into a grammar: {exc}") from exc
 
@@ -427,15 +427,13 @@ class LocalChatModel(BaseChatModel):
             raise TypeError(f"LocalChatModel got unsupported call options: {sorted(kwargs)}")
 
         pipeline = self._pipeline
-        grammar: Any = None
+        grammar: str | None = None
         step = Step(schema=None)
         if grammar_text is not None:
             if not isinstance(grammar_text, str):
                 raise TypeError("grammar must be a GBNF string")
             _import_llama_cpp()
-            from llama_cpp.llama_grammar import LlamaGrammar
-
-            grammar = LlamaGrammar.from_string(grammar_text, verbose=False)
+            grammar = grammar_text
         else:
             step = prepared(pipeline, schema_from_response_format(response_format), context)
         schema = None if step.schema is None else dict(step.schema)

@@ -23,6 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from react_agent.models.local._sampling import GrammarFirst
+
 __all__ = ["PrefixUse", "SavedPrefixes", "complete", "llama_restore", "llama_snapshot", "saved_prefixes"]
 
 logger = logging.getLogger(__name__)
@@ -137,9 +139,13 @@ def saved_prefixes(llama: Any) -> SavedPrefixes | None:
         return found
 
 
-def complete(llama: Any, prompt: str, **options: Any) -> tuple[dict[str, Any], PrefixUse]:
+def complete(llama: Any, prompt: str, *, grammar: str | None = None,
+             **options: Any) -> tuple[dict[str, Any], PrefixUse]:
     """``llama.create_completion`` of ``prompt`` (special tokens of a chat template read as such) and the prefix
-    it reused (from the cache, or from a saved state loaded back: :class:`SavedPrefixes`)."""
+    it reused (from the cache, or from a saved state loaded back: :class:`SavedPrefixes`). ``grammar``: GBNF text
+    the output must match; greedy decoding on a ``llama_cpp.Llama`` checks the top token first
+    (:class:`~react_agent.models.local._sampling.GrammarFirst`), anything else gets llama-cpp-python's
+    ``grammar=``."""
     tokens = prompt_tokens(llama, prompt)
     held = [int(t) for t in llama.input_ids[: llama.n_tokens]]
     saved = saved_prefixes(llama)
@@ -147,7 +153,20 @@ def complete(llama: Any, prompt: str, **options: Any) -> tuple[dict[str, Any], P
         else int(llama.longest_token_prefix(held, tokens))
     if reused >= len(tokens):  # llama.cpp evaluates the last token again for fresh logits
         reused = len(tokens) - 1
-    response = llama.create_completion(tokens, **options)
+    first = None
+    if grammar is not None:
+        if saved is not None and options.get("temperature") == 0.0:  # greedy, on a llama_cpp.Llama
+            first = GrammarFirst(llama, grammar)
+            options["logits_processor"] = [*(options.get("logits_processor") or []), first]
+        else:
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            options["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
+    try:
+        response = llama.create_completion(tokens, **options)
+    finally:
+        if first is not None:
+            first.close()
     return response, PrefixUse(evaluated=len(tokens) - reused, reused=reused)
 
 
