@@ -48,10 +48,14 @@ def build_model(args: argparse.Namespace) -> BaseLanguageModel[Any]:
         return ScriptedChatModel(scripted_replies(spec.removeprefix("scripted:")))
     if provider == "gigachat":
         _check_gigachat_settings()
+    options = model_options(args)
+    if provider == "local":  # a command's process is short: its first step loads what an earlier one evaluated
+        from react_agent.models import default_prompt_cache_dir
+
+        options.setdefault("prompt_cache_dir", str(default_prompt_cache_dir()))
     try:
         model: BaseLanguageModel[Any] = make_model(spec, base_url=getattr(args, "base_url", None),
-                                                   api_key_env=getattr(args, "api_key_env", None),
-                                                   **model_options(args))
+                                                   api_key_env=getattr(args, "api_key_env", None), **options)
     except ConfigError as exc:
         message = str(exc)
         missing_key = "needs an API key" in message or "needs credentials" in message

@@ -24,6 +24,7 @@ from react_agent.models.local._model import (
     render_plain,
     schema_from_response_format,
 )
+from react_agent.models.local._prefix import default_prompt_cache_dir
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -31,6 +32,7 @@ __all__ = [
     "LocalChatModel",
     "ToolInfo",
     "default_model_path",
+    "default_prompt_cache_dir",
     "make_model",
     "render_plain",
     "schema_from_response_format",

@@ -46,6 +46,7 @@ import atexit
 import json
 import logging
 import math
+import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -298,6 +299,10 @@ class LocalChatModel(BaseChatModel):
     techniques: tuple[str, ...] = DEFAULT_TECHNIQUES
     """The decoding techniques to use, by name (:data:`_pipeline.DEFAULT_TECHNIQUES`: all of them); they run in
     the pipeline's order whatever the order given. ``()`` decodes with the plain answer schema."""
+    prompt_cache_dir: str | None = None
+    """A folder where the evaluated prompt of a completion that evaluated at least 256 new tokens is kept for later
+    processes of the same model, so their first step evaluates only what is new (``react-agent`` commands use
+    :func:`default_prompt_cache_dir`); ``None``: this process's memory only."""
 
     def __init__(self, **data: Any) -> None:
         removed = sorted(set(data) & (REMOVED_TECHNIQUES | _TECHNIQUE_FLAGS))
@@ -308,6 +313,12 @@ class LocalChatModel(BaseChatModel):
                 "benchmark-tuned value rules are gone because they changed correct calls (see the changelog)")
         if "techniques" in data:
             data["techniques"] = tuple(t.name for t in select(data["techniques"]))
+        folder = data.get("prompt_cache_dir")
+        if folder is not None:
+            if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
+                raise ConfigError(f"LocalChatModel(prompt_cache_dir={folder!r}): give a folder path, or None to keep "
+                                  "evaluated prompts in memory only")
+            data["prompt_cache_dir"] = str(Path(folder).expanduser())
         threads = data.get("n_threads")
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ConfigError(f"LocalChatModel(n_threads={threads!r}): give a whole number of threads >= 1, or None "
@@ -460,7 +471,7 @@ class LocalChatModel(BaseChatModel):
             and (step.two_stage or step.retry_cut or step.finish_vote)
         with lock:
             if staged:
-                calls = _Calls(llama, options, max_tokens)
+                calls = _Calls(llama, options, max_tokens, self.prompt_cache_dir)
                 text = answered(calls, prompt, step, context, pipeline, again=again, restart=calls.restart)
                 input_tokens, output_tokens, finish_reason = calls.prompt_tokens, calls.completion_tokens, calls.finish
                 use = calls.use
@@ -468,7 +479,7 @@ class LocalChatModel(BaseChatModel):
                 if schema is not None:
                     grammar = _grammar_for(json.dumps(schema, sort_keys=False))
                 options.update(max_tokens=max_tokens, grammar=grammar)
-                response, use = complete(llama, prompt, **options)
+                response, use = complete(llama, prompt, cache_dir=self.prompt_cache_dir, **options)
                 choice = response["choices"][0]
                 text = choice["text"]
                 usage = response.get("usage") or {}
@@ -517,8 +528,8 @@ class _Calls:
     """Completions of one answer made of several llama.cpp calls: the token counts add up, the
     ``max_tokens`` budget is shared, and the finish reason is ``"length"`` if any call was cut."""
 
-    def __init__(self, llama: Any, options: dict[str, Any], max_tokens: int) -> None:
-        self.llama, self.options, self.budget = llama, options, max_tokens
+    def __init__(self, llama: Any, options: dict[str, Any], max_tokens: int, cache_dir: str | None = None) -> None:
+        self.llama, self.options, self.budget, self.cache_dir = llama, options, max_tokens, cache_dir
         self.prompt_tokens = self.completion_tokens = self.spent_before = 0
         self.use = PrefixUse()
         self.finish: str | None = "stop"
@@ -532,7 +543,8 @@ class _Calls:
         grammar = _grammar_for(json.dumps(schema, sort_keys=False), suffix)
         remaining = max(min_tokens, self.budget - (self.completion_tokens - self.spent_before))
         options = {**self.options, "stop": [*self.options.get("stop", []), *stop]}
-        response, use = complete(self.llama, prompt, grammar=grammar, max_tokens=remaining, **options)
+        response, use = complete(self.llama, prompt, grammar=grammar, max_tokens=remaining, cache_dir=self.cache_dir,
+                                 **options)
         self.use += use
         usage = response.get("usage") or {}
         self.prompt_tokens += int(usage.get("prompt_tokens", 0))
@@ -574,7 +586,8 @@ class _Calls:
             return scores
 
         options_now = {key: value for key, value in self.options.items() if key != "stop"}
-        response, use = complete(self.llama, prompt, max_tokens=1, logits_processor=[record], **options_now)
+        response, use = complete(self.llama, prompt, max_tokens=1, logits_processor=[record], cache_dir=self.cache_dir,
+                                 **options_now)
         self.use += use
         self.prompt_tokens += int((response.get("usage") or {}).get("prompt_tokens", 0))
         if not seen:

@@ -11,21 +11,35 @@ The cache holds one context. An agent whose prompts come in families (a planner'
 and a critic's, two agents on one model) would evaluate each family's static part again on every switch, so
 :class:`SavedPrefixes` keeps the llama.cpp context data (``llama_state_get_data``) of the last few contexts a
 completion was about to overwrite, and loads one back when it shares more of the new prompt than the cache does.
+
+A process starts with an empty cache, so its first step evaluates the whole static part (about 12 s for 850
+tokens of the 1.5B model on two cores). Given a folder, :class:`DiskPrefixes` keeps the context of a completion
+that evaluated a long prompt there, and a later process of the same model loads it instead of evaluating what it
+shares (llama.cpp's ``--prompt-cache`` does the same for its command line).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import logging
+import os
+import struct
+import tempfile
 import threading
+import time
 import weakref
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from react_agent.models.local._sampling import GrammarFirst
 
-__all__ = ["PrefixUse", "SavedPrefixes", "complete", "llama_restore", "llama_snapshot", "saved_prefixes"]
+__all__ = ["DiskPrefixes", "PrefixUse", "SavedPrefixes", "complete", "default_prompt_cache_dir", "llama_restore",
+           "llama_snapshot", "saved_prefixes"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +49,17 @@ MIN_GAIN_TOKENS = 64
 """A saved state is loaded only when it reuses at least this many more tokens than the cache holds."""
 MAX_SAVED = 3
 """Saved states per model (each costs the key/value cache of its tokens in memory)."""
+MIN_DISK_TOKENS = 256
+"""With a folder: a completion that evaluated at least this many prompt tokens leaves its context there, and a
+kept context is loaded only when it spares at least this many."""
+MAX_DISK = 4
+"""Contexts kept on disk per model file and context size, the least recently used deleted first (each holds the
+key/value cache of its tokens: about 28 KB a token for the 1.5B model)."""
+MAX_DISK_STATE_BYTES = 256 * 2**20
+"""A context larger than this is not kept on disk (a large model with a long prompt: writing it would cost more
+than it spares, and four of them would fill a disk)."""
+STALE_PARTIAL_SECONDS = 600.0
+"""A half-written file this old was left by a process that died while writing it, and is deleted."""
 
 
 class PrefixUse(BaseModel):
@@ -139,18 +164,168 @@ def saved_prefixes(llama: Any) -> SavedPrefixes | None:
         return found
 
 
-def complete(llama: Any, prompt: str, *, grammar: str | None = None,
+def default_prompt_cache_dir() -> Path:
+    """The folder ``react-agent`` commands keep evaluated prompts in: ``$XDG_CACHE_HOME/react-agent/prompts``, else
+    ``~/.cache/react-agent/prompts``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "react-agent" / "prompts"
+
+
+class DiskPrefixes:
+    """The contexts of one model kept in a folder for later processes: ``<folder>/<key>/<hash>.state``, the key
+    naming the model file (path, size, modification time), the context size and llama-cpp-python's version
+    (:meth:`of`). ``snapshot`` and ``restore`` save and load a context as :class:`SavedPrefixes` takes them
+    (default: :func:`llama_snapshot` and :func:`llama_restore`).
+
+    A file holds a header (the tokens and the SHA-256 of the state) and llama.cpp's context data; it is written to a
+    temporary file and renamed, so a reader sees a whole file or none, and one that does not verify is deleted. The
+    folder is a cache: any error reading or writing it is logged and the completion evaluates its prompt as if the
+    folder were empty."""
+
+    MAGIC = b"react-agent prompt state 1\n"
+
+    def __init__(self, folder: Path, snapshot: Callable[[Any], bytes] | None = None,
+                 restore: Callable[[Any, list[int], bytes], None] | None = None) -> None:
+        self.folder = folder
+        self.snapshot = snapshot or llama_snapshot
+        self.restore_state = restore or llama_restore
+
+    @classmethod
+    def of(cls, llama: Any, folder: str | os.PathLike[str]) -> DiskPrefixes:
+        """The contexts of the ``llama_cpp.Llama`` ``llama`` in ``folder``."""
+        import llama_cpp
+
+        path = Path(llama.model_path).resolve()
+        stat = path.stat()
+        key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}|{llama.n_ctx()}|{llama_cpp.__version__}"
+        return cls(Path(folder).expanduser() / hashlib.sha256(key.encode("utf-8")).hexdigest()[:16])
+
+    def restore(self, llama: Any, tokens: list[int], reused: int) -> int:
+        """Load the kept context that shares the most of ``tokens`` when it spares at least
+        :data:`MIN_DISK_TOKENS` more than ``reused`` (the tokens the cache holds); the prefix now held."""
+        best: tuple[int, list[int], Path] | None = None
+        for path in self._files():
+            held = self._tokens(path)
+            shared = 0 if held is None else int(llama.longest_token_prefix(held, tokens))
+            if held is not None and shared >= reused + MIN_DISK_TOKENS and (best is None or shared > best[0]):
+                best = (shared, held, path)
+        if best is None:
+            return reused
+        shared, held, path = best
+        data = self._state(path)
+        if data is None:
+            return reused
+        try:
+            self.restore_state(llama, held, data)
+        except (RuntimeError, ValueError):  # llama.cpp refused it, or its tokens do not fit this context
+            logger.warning("the prompt state %s did not load; it is deleted and the prompt evaluated", path)
+            llama.n_tokens = 0  # the context may be half overwritten: the next evaluation starts from nothing
+            self._delete(path)
+            return 0
+        with _quiet(path, "touch"):
+            os.utime(path)
+        logger.debug("loaded a prompt state from %s: %d tokens reused", path, shared)
+        return min(shared, len(held) - 1)
+
+    def save(self, llama: Any) -> None:
+        """Keep the context ``llama`` holds now, then delete the least recently used beyond :data:`MAX_DISK`."""
+        held = [int(t) for t in llama.input_ids[: llama.n_tokens]]
+        data = self.snapshot(llama)
+        if len(data) > MAX_DISK_STATE_BYTES:
+            logger.debug("a prompt state of %d bytes is not kept on disk", len(data))
+            return
+        tokens = array("i", held).tobytes()
+        name = hashlib.sha256(tokens).hexdigest()[:32] + ".state"
+        with _quiet(self.folder, "write"):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".partial")
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    out.write(self.MAGIC + struct.pack("<Q", len(held)) + hashlib.sha256(data).digest())
+                    out.write(tokens)
+                    out.write(data)
+                os.replace(temporary, self.folder / name)
+            finally:
+                if os.path.exists(temporary):
+                    os.unlink(temporary)
+            logger.debug("kept a prompt state of %d tokens in %s", len(held), self.folder / name)
+        for stale in self._files()[MAX_DISK:]:
+            self._delete(stale)
+        with _quiet(self.folder, "list"):
+            for partial in self.folder.glob("*.partial"):
+                with _quiet(partial, "read"):
+                    if time.time() - partial.stat().st_mtime > STALE_PARTIAL_SECONDS:
+                        self._delete(partial)
+
+    def _files(self) -> list[Path]:
+        """The kept contexts, the most recently used first."""
+        dated: list[tuple[int, Path]] = []
+        with _quiet(self.folder, "list"):
+            for path in self.folder.glob("*.state"):
+                with _quiet(path, "read"):
+                    dated.append((path.stat().st_mtime_ns, path))
+        return [path for _, path in sorted(dated, key=lambda item: item[0], reverse=True)]
+
+    def _header(self, stream: Any) -> tuple[list[int], bytes] | None:
+        head = stream.read(len(self.MAGIC) + 8 + 32)
+        if len(head) != len(self.MAGIC) + 40 or not head.startswith(self.MAGIC):
+            return None
+        (count,) = struct.unpack("<Q", head[len(self.MAGIC):len(self.MAGIC) + 8])
+        raw = stream.read(4 * count)
+        if len(raw) != 4 * count:
+            return None
+        return array("i", raw).tolist(), head[-32:]
+
+    def _tokens(self, path: Path) -> list[int] | None:
+        with _quiet(path, "read"), path.open("rb") as stream:
+            header = self._header(stream)
+            if header is None:
+                self._delete(path)
+                return None
+            return header[0]
+        return None
+
+    def _state(self, path: Path) -> bytes | None:
+        with _quiet(path, "read"), path.open("rb") as stream:
+            header = self._header(stream)
+            data = stream.read()
+            if header is None or hashlib.sha256(data).digest() != header[1]:
+                logger.warning("the prompt state %s is damaged; it is deleted", path)
+                self._delete(path)
+                return None
+            return data
+        return None
+
+    @staticmethod
+    def _delete(path: Path) -> None:
+        with _quiet(path, "delete"):
+            path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _quiet(path: Path, doing: str) -> Iterator[None]:
+    """Log an ``OSError`` of the prompt-state folder and go on (it is a cache)."""
+    try:
+        yield
+    except OSError as error:
+        logger.warning("prompt state folder: cannot %s %s: %s", doing, path, error)
+
+
+def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
              **options: Any) -> tuple[dict[str, Any], PrefixUse]:
     """``llama.create_completion`` of ``prompt`` (special tokens of a chat template read as such) and the prefix
-    it reused (from the cache, or from a saved state loaded back: :class:`SavedPrefixes`). ``grammar``: GBNF text
-    the output must match; greedy decoding on a ``llama_cpp.Llama`` checks the top token first
-    (:class:`~react_agent.models.local._sampling.GrammarFirst`), anything else gets llama-cpp-python's
-    ``grammar=``."""
+    it reused (from the cache, a saved state loaded back: :class:`SavedPrefixes`, or one kept in ``cache_dir``:
+    :class:`DiskPrefixes`). ``grammar``: GBNF text the output must match; greedy decoding on a ``llama_cpp.Llama``
+    checks the top token first (:class:`~react_agent.models.local._sampling.GrammarFirst`), anything else gets
+    llama-cpp-python's ``grammar=``."""
     tokens = prompt_tokens(llama, prompt)
     held = [int(t) for t in llama.input_ids[: llama.n_tokens]]
     saved = saved_prefixes(llama)
     reused = saved.prepare(llama, held, tokens) if saved is not None \
         else int(llama.longest_token_prefix(held, tokens))
+    disk = DiskPrefixes.of(llama, cache_dir) if cache_dir is not None and saved is not None else None
+    if disk is not None and len(tokens) - reused >= MIN_DISK_TOKENS:
+        reused = disk.restore(llama, tokens, reused)
     if reused >= len(tokens):  # llama.cpp evaluates the last token again for fresh logits
         reused = len(tokens) - 1
     first = None
@@ -167,6 +342,8 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None,
     finally:
         if first is not None:
             first.close()
+    if disk is not None and len(tokens) - reused >= MIN_DISK_TOKENS:
+        disk.save(llama)
     return response, PrefixUse(evaluated=len(tokens) - reused, reused=reused)
 
 
