@@ -4,7 +4,8 @@ For each catalogue model (``react_agent.models.local._catalog.CATALOG``), each m
 process (so its peak RSS is its own):
 
 * ``demo``: ``react-agent demo --lang en|ru --model local:NAME`` with a trace; whole-run success (both seed
-  tasks finished, Ivan and Viacheslav in the database), wall time of the process, the model's seconds per
+  tasks finished, Ivan and Viacheslav in the database), wall time of the process (run twice on one empty
+  ``prompt_cache_dir``: the second process loads the prompt the first evaluated), the model's seconds per
   step (the first step of the process is ``cold``: nothing cached; the later ones ``warm``), prompt tokens
   evaluated and reused per step, and the time the warm steps' own output tokens take to generate (a fully
   cached prompt decoded again: the issue's speed target compares a warm step with it);
@@ -14,7 +15,8 @@ process (so its peak RSS is its own):
 
     python -m bench.local_models [--models NAME ...] [--limit 20] [--skip-bfcl] [--skip-demo]
 
-Writes bench/results/local_models.json (one entry per model, merged with earlier runs of other models).
+Writes bench/results/local_models.json (one entry per model, merged with earlier runs of other models; a skipped
+measurement keeps the model's earlier one).
 """
 
 from __future__ import annotations
@@ -44,8 +46,8 @@ def _rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # Linux: KiB
 
 
-def child_demo(name: str, lang: str) -> dict[str, Any]:
-    """One ``react-agent demo`` in this process, measured."""
+def child_demo(name: str, lang: str, states: str) -> dict[str, Any]:
+    """One ``react-agent demo`` in this process, measured, keeping evaluated prompts in the folder ``states``."""
     from react_agent import cli
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -53,7 +55,8 @@ def child_demo(name: str, lang: str) -> dict[str, Any]:
         out = io.StringIO()
         started = time.monotonic()
         with contextlib.redirect_stdout(out), _common.quiet_stderr():
-            code = cli.main(["demo", "--lang", lang, "--model", f"local:{name}", "--trace", str(trace)])
+            code = cli.main(["demo", "--lang", lang, "--model", f"local:{name}", "--trace", str(trace),
+                             "-o", f"prompt_cache_dir={states}"])
         wall = time.monotonic() - started
         records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
     text = out.getvalue()
@@ -143,7 +146,12 @@ def measure(name: str, *, limit: int, demo: bool, bfcl: bool) -> dict[str, Any]:
                            "licence": entry.licence, "prompt_format": entry.prompt_format}
     row["speed"] = _in_child("speed", name)
     if demo:
-        row["demo"] = {lang: _in_child("demo", name, lang) for lang in ("en", "ru")}
+        row["demo"] = {}
+        for lang in ("en", "ru"):
+            with tempfile.TemporaryDirectory() as states:  # empty: the first run evaluates its whole prompt
+                first = _in_child("demo", name, lang, states)
+                again = _in_child("demo", name, lang, states)  # a second process loads it
+            row["demo"][lang] = {**first, "again_wall_s": again["wall_s"], "again_success": again["success"]}
     if bfcl:
         row["bfcl"] = _in_child("bfcl", name, str(limit))
     return row
@@ -160,7 +168,10 @@ def markdown(data: dict[str, Any]) -> str:
             d = demo.get(lang)
             if not d:
                 return "-"
-            return ("✓" if d["success"] else "✗") + (f" {d['wall_s']:.0f} s" if "wall_s" in d else "")
+            shown = ("✓" if d["success"] else "✗") + (f" {d['wall_s']:.0f} s" if "wall_s" in d else "")
+            if "again_wall_s" in d:
+                shown += f" (again: {'✓' if d['again_success'] else '✗'} {d['again_wall_s']:.0f} s)"
+            return shown
 
         def acc(category: str, cats: dict[str, Any] = cats) -> str:
             c = cats.get(category)
@@ -189,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         kind, name, *rest = args.child
         if kind == "demo":
-            out = child_demo(name, rest[0])
+            out = child_demo(name, rest[0], rest[1])
         elif kind == "speed":
             out = child_speed(name)
         else:
@@ -202,7 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = {r["model"]: r for r in (earlier.get("results") or {}).get("models", [])}
     for name in args.models:
         print(f"measuring {name} ...", file=sys.stderr, flush=True)
-        rows[name] = measure(name, limit=args.limit, demo=not args.skip_demo, bfcl=not args.skip_bfcl)
+        # what this run skips (--skip-demo, --skip-bfcl) keeps the model's earlier measurement
+        rows[name] = {**rows.get(name, {}),
+                      **measure(name, limit=args.limit, demo=not args.skip_demo, bfcl=not args.skip_bfcl)}
         rows[name]["load_average_after"] = [round(x, 1) for x in os.getloadavg()]  # the times depend on it
         results = {"models": [rows[n] for n in CATALOG if n in rows]}
         path = _common.write_result(NAME, {"limit": args.limit, "bfcl_categories": list(BFCL_CATEGORIES)}, results)

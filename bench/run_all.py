@@ -123,15 +123,17 @@ carries one more paragraph.""",
     "local_models": """\
 Method: `python -m bench.local_models` (each measurement in its own process). Demo: `react-agent demo
 --model local:NAME` in English and Russian, ✓ when both seed tasks finish and both users are in the
-database, with the process's wall time. Steps: the demo's first decision with nothing cached (cold) and two
-next tasks on the same agent (warm, the static prompt prefix reused), and a warm step over the time the
-model takes to decode its own output tokens with the prompt cached. BFCL: first decisions on the development
-categories simple_python and irrelevance only (`--limit` cases each), the product's set-up for small models.
-Times depend on the machine's load (each model's load average after its run is in the JSON): the run of
-2026-12-02 shared the 2 cores with a CI run (load average 2-3.5). The BFCL columns are small samples
-(`--limit 10`: the 10 evenly spread cases of each category), not comparable with runs of another `--limit`:
-on these 10 irrelevance cases the 1.5B model of the previous release's pipeline (commit bac0802) also got 1/10,
-while its 20-case sample got 13/20.""",
+database, with the process's wall time; "again": a second process on the same `prompt_cache_dir`, which
+loads the prompt the first one evaluated (measured for the models of a run since 2026-12-03). Steps: the demo's
+first decision with nothing cached (cold) and two next tasks on the same agent (warm, the static prompt prefix
+reused), and a warm step over the time the model takes to decode its own output tokens with the prompt cached.
+BFCL: first decisions on the development categories simple_python and irrelevance only (`--limit` cases each),
+the product's set-up for small models. Times depend on the machine's load (each model's load average after its
+run is in the JSON): the Gemma and 0.5B rows are of 2026-12-02, with the 2 cores shared with a CI run (load
+average 2-3.5) and the grammar masking the whole vocabulary before every token; the 1.5B row is of 2026-12-03,
+on a quiet machine. The BFCL columns are small samples (`--limit 10`: the 10 evenly spread cases of each
+category), not comparable with runs of another `--limit`: on these 10 irrelevance cases the 1.5B model of the
+previous release's pipeline (commit bac0802) got 1/10, while its 20-case sample got 13/20.""",
     "suites": """\
 Method: `python -m bench.suites --results` (bench/suites/: realistic tasks over CRM, tickets, calendar, files,
 messaging and search tools, described in the task's language; some need no tool, some two steps). Each task
