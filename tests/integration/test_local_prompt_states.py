@@ -23,15 +23,17 @@ pytestmark = installed
 CHILD = """
 import json, sys, tempfile
 from pathlib import Path
-from react_agent import ReactAgent, RunState
+from react_agent import ReactAgent
 from react_agent.demo import DEMO_EXAMPLES, make_demo_tools
 from react_agent.models import LocalChatModel
 
 llm = LocalChatModel(prompt_cache_dir=sys.argv[1], max_tokens=96)
 tools = make_demo_tools(db_path=Path(tempfile.mkdtemp()) / "u.db", lang="en")
-agent = ReactAgent(llm, tools, prompts="en-compact", examples=DEMO_EXAMPLES["en"])
-reply = llm.invoke(agent.build_messages(RunState(sys.argv[2])), response_format=agent.response_format)
-print(json.dumps({"content": reply.content, **reply.response_metadata}))
+agent = ReactAgent(llm, tools, prompts="en-compact", examples=DEMO_EXAMPLES["en"], max_iterations=1)
+result = agent.run(sys.argv[2])  # one decision (a run tells the model its task)
+usage = result.usage
+print(json.dumps({"action": result.steps[0].action, "prompt_tokens_reused": usage.cached_input_tokens,
+                  "prompt_tokens_evaluated": usage.input_tokens - usage.cached_input_tokens}))
 """
 
 
@@ -44,15 +46,41 @@ def decide(folder: Path, task: str) -> dict[str, object]:
     return result
 
 
+def kept_text(folder: Path) -> str:
+    """The text whose context the one file in ``folder`` keeps."""
+    from llama_cpp import Llama
+
+    from react_agent.models import default_model_path
+    from react_agent.models.local._prefix import DiskPrefixes
+
+    (path,) = folder.glob("*/*.state")
+    tokens = DiskPrefixes(path.parent).held_tokens(path)
+    assert tokens
+    vocab = Llama(model_path=default_model_path(), vocab_only=True, verbose=False)
+    return vocab.detokenize(tokens, special=True).decode("utf-8")
+
+
 @pytest.mark.local_model
 def test_a_new_process_evaluates_only_what_an_earlier_one_did_not(tmp_path: Path) -> None:
     first = decide(tmp_path, "Register user Ivan with email ivan@test.com")
     assert int(first["prompt_tokens_evaluated"]) > 300, first  # type: ignore[call-overload]
-    assert len(list(tmp_path.glob("*/*.state"))) == 1
+    kept = kept_text(tmp_path)  # the instructions, tools and worked examples; nothing of the run
+    assert "register_user" in kept and "Example" in kept
+    assert "ivan@test.com" not in kept and "Register user Ivan" not in kept
     second = decide(tmp_path, "Find user Maria")
     assert int(second["prompt_tokens_reused"]) > 300 > 100 > int(second["prompt_tokens_evaluated"]), second  # type: ignore[call-overload]
-    assert json.loads(str(second["content"]))["action"] in {"search_db", "register_user", "FINISH"}
-    assert len(list(tmp_path.glob("*/*.state"))) == 1  # nothing long was evaluated: nothing more kept
+    assert second["action"] in {"search_db", "register_user", "FINISH"}
+    assert len(list(tmp_path.glob("*/*.state"))) == 1  # the same static part: nothing more kept
+
+
+@pytest.mark.local_model
+def test_a_prompt_that_is_no_agents_step_is_not_kept(tmp_path: Path) -> None:
+    from react_agent.models import LocalChatModel
+
+    long = "Notes. " + " ".join(f"Item {i} is private." for i in range(120))
+    reply = LocalChatModel(prompt_cache_dir=str(tmp_path)).invoke(long, max_tokens=2)
+    assert int(reply.response_metadata["prompt_tokens_evaluated"]) > 300
+    assert list(tmp_path.rglob("*.state")) == []  # no task: nothing tells what part is static
 
 
 @pytest.mark.parametrize(("options", "folder"), [

@@ -300,9 +300,10 @@ class LocalChatModel(BaseChatModel):
     """The decoding techniques to use, by name (:data:`_pipeline.DEFAULT_TECHNIQUES`: all of them); they run in
     the pipeline's order whatever the order given. ``()`` decodes with the plain answer schema."""
     prompt_cache_dir: str | None = None
-    """A folder where the evaluated prompt of a completion that evaluated at least 256 new tokens is kept for later
-    processes of the same model, so their first step evaluates only what is new (``react-agent`` commands use
-    :func:`default_prompt_cache_dir`); ``None``: this process's memory only."""
+    """A folder where the static part of an agent's prompt (what comes before the task: instructions, tools, worked
+    examples) is kept once evaluated, when it is 256 tokens or more, for later processes of the same model: their
+    first step evaluates only what is new (``react-agent`` commands use :func:`default_prompt_cache_dir`); ``None``:
+    this process's memory only."""
 
     def __init__(self, **data: Any) -> None:
         removed = sorted(set(data) & (REMOVED_TECHNIQUES | _TECHNIQUE_FLAGS))
@@ -471,7 +472,7 @@ class LocalChatModel(BaseChatModel):
             and (step.two_stage or step.retry_cut or step.finish_vote)
         with lock:
             if staged:
-                calls = _Calls(llama, options, max_tokens, self.prompt_cache_dir)
+                calls = _Calls(llama, options, max_tokens, self.prompt_cache_dir, context.task)
                 text = answered(calls, prompt, step, context, pipeline, again=again, restart=calls.restart)
                 input_tokens, output_tokens, finish_reason = calls.prompt_tokens, calls.completion_tokens, calls.finish
                 use = calls.use
@@ -479,7 +480,7 @@ class LocalChatModel(BaseChatModel):
                 if schema is not None:
                     grammar = _grammar_for(json.dumps(schema, sort_keys=False))
                 options.update(max_tokens=max_tokens, grammar=grammar)
-                response, use = complete(llama, prompt, cache_dir=self.prompt_cache_dir, **options)
+                response, use = complete(llama, prompt, cache_dir=self.prompt_cache_dir, task=context.task, **options)
                 choice = response["choices"][0]
                 text = choice["text"]
                 usage = response.get("usage") or {}
@@ -528,8 +529,9 @@ class _Calls:
     """Completions of one answer made of several llama.cpp calls: the token counts add up, the
     ``max_tokens`` budget is shared, and the finish reason is ``"length"`` if any call was cut."""
 
-    def __init__(self, llama: Any, options: dict[str, Any], max_tokens: int, cache_dir: str | None = None) -> None:
-        self.llama, self.options, self.budget, self.cache_dir = llama, options, max_tokens, cache_dir
+    def __init__(self, llama: Any, options: dict[str, Any], max_tokens: int, cache_dir: str | None = None,
+                 task: str = "") -> None:
+        self.llama, self.options, self.budget, self.cache_dir, self.task = llama, options, max_tokens, cache_dir, task
         self.prompt_tokens = self.completion_tokens = self.spent_before = 0
         self.use = PrefixUse()
         self.finish: str | None = "stop"
@@ -544,7 +546,7 @@ class _Calls:
         remaining = max(min_tokens, self.budget - (self.completion_tokens - self.spent_before))
         options = {**self.options, "stop": [*self.options.get("stop", []), *stop]}
         response, use = complete(self.llama, prompt, grammar=grammar, max_tokens=remaining, cache_dir=self.cache_dir,
-                                 **options)
+                                 task=self.task, **options)
         self.use += use
         usage = response.get("usage") or {}
         self.prompt_tokens += int(usage.get("prompt_tokens", 0))
@@ -587,7 +589,7 @@ class _Calls:
 
         options_now = {key: value for key, value in self.options.items() if key != "stop"}
         response, use = complete(self.llama, prompt, max_tokens=1, logits_processor=[record], cache_dir=self.cache_dir,
-                                 **options_now)
+                                 task=self.task, **options_now)
         self.use += use
         self.prompt_tokens += int((response.get("usage") or {}).get("prompt_tokens", 0))
         if not seen:

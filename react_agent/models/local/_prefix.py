@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict
 from react_agent.models.local._sampling import GrammarFirst
 
 __all__ = ["DiskPrefixes", "PrefixUse", "SavedPrefixes", "complete", "default_prompt_cache_dir", "llama_restore",
-           "llama_snapshot", "saved_prefixes"]
+           "llama_snapshot", "saved_prefixes", "static_tokens"]
 
 logger = logging.getLogger(__name__)
 
@@ -237,7 +237,7 @@ class DiskPrefixes:
         tokens = array("i", held).tobytes()
         name = hashlib.sha256(tokens).hexdigest()[:32] + ".state"
         with _quiet(self.folder, "write"):
-            self.folder.mkdir(parents=True, exist_ok=True)
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".partial")
             try:
                 with os.fdopen(handle, "wb") as out:
@@ -276,6 +276,10 @@ class DiskPrefixes:
             return None
         return array("i", raw).tolist(), head[-32:]
 
+    def held_tokens(self, path: Path) -> list[int] | None:
+        """The tokens whose context the file at ``path`` holds; ``None`` (and the file deleted) when it is not one."""
+        return self._tokens(path)
+
     def _tokens(self, path: Path) -> list[int] | None:
         with _quiet(path, "read"), path.open("rb") as stream:
             header = self._header(stream)
@@ -312,12 +316,15 @@ def _quiet(path: Path, doing: str) -> Iterator[None]:
 
 
 def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
-             **options: Any) -> tuple[dict[str, Any], PrefixUse]:
+             task: str = "", **options: Any) -> tuple[dict[str, Any], PrefixUse]:
     """``llama.create_completion`` of ``prompt`` (special tokens of a chat template read as such) and the prefix
     it reused (from the cache, a saved state loaded back: :class:`SavedPrefixes`, or one kept in ``cache_dir``:
     :class:`DiskPrefixes`). ``grammar``: GBNF text the output must match; greedy decoding on a ``llama_cpp.Llama``
     checks the top token first (:class:`~react_agent.models.local._sampling.GrammarFirst`), anything else gets
-    llama-cpp-python's ``grammar=``."""
+    llama-cpp-python's ``grammar=``.
+
+    With ``cache_dir``, the part of the prompt before ``task`` (instructions, tools, worked examples: no task, no
+    history, no tool result) is evaluated first and kept there when it is long and no kept context has it."""
     tokens = prompt_tokens(llama, prompt)
     held = [int(t) for t in llama.input_ids[: llama.n_tokens]]
     saved = saved_prefixes(llama)
@@ -326,6 +333,11 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
     disk = DiskPrefixes.of(llama, cache_dir) if cache_dir is not None and saved is not None else None
     if disk is not None and len(tokens) - reused >= MIN_DISK_TOKENS:
         reused = disk.restore(llama, tokens, reused)
+        static = static_tokens(llama, prompt, tokens, task)
+        if static - reused >= MIN_DISK_TOKENS:
+            llama.n_tokens = reused  # the cache holds these; Llama.eval drops the rest and evaluates the static part
+            llama.eval(tokens[reused:static])
+            disk.save(llama)
     if reused >= len(tokens):  # llama.cpp evaluates the last token again for fresh logits
         reused = len(tokens) - 1
     first = None
@@ -342,9 +354,17 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
     finally:
         if first is not None:
             first.close()
-    if disk is not None and len(tokens) - reused >= MIN_DISK_TOKENS:
-        disk.save(llama)
     return response, PrefixUse(evaluated=len(tokens) - reused, reused=reused)
+
+
+def static_tokens(llama: Any, prompt: str, tokens: list[int], task: str) -> int:
+    """How many of ``tokens`` (``prompt``'s) come before the first place ``prompt`` writes ``task``; 0 when the task
+    is blank or not written. The agents' prompts write the task after the instructions, tools and worked examples
+    and before the history, so these tokens hold nothing of the run."""
+    at = prompt.find(task) if task.strip() else -1
+    if at <= 0:
+        return 0
+    return int(llama.longest_token_prefix(prompt_tokens(llama, prompt[:at]), tokens))
 
 
 def prompt_tokens(llama: Any, prompt: str) -> list[int]:

@@ -197,3 +197,10 @@ def test_two_processes_keeping_the_same_prompt_leave_one_whole_file(tmp_path: Pa
         thread.join()
     assert len(list(tmp_path.glob("*.state"))) == 1 and list(tmp_path.glob("*.partial")) == []
     assert disk(tmp_path).restore(Context(), prompt(1, 2), 0) == 2 * MIN_DISK_TOKENS
+
+
+def test_a_kept_state_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    disk(tmp_path / "states").save(Context(prompt(1, 1)))
+    (path,) = (tmp_path / "states").glob("*.state")
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "states").stat().st_mode & 0o777 == 0o700
