@@ -13,9 +13,10 @@ and a critic's, two agents on one model) would evaluate each family's static par
 completion was about to overwrite, and loads one back when it shares more of the new prompt than the cache does.
 
 A process starts with an empty cache, so its first step evaluates the whole static part (about 12 s for 850
-tokens of the 1.5B model on two cores). Given a folder, :class:`DiskPrefixes` keeps the context of a completion
-that evaluated a long prompt there, and a later process of the same model loads it instead of evaluating what it
-shares (llama.cpp's ``--prompt-cache`` does the same for its command line).
+tokens of the 1.5B model on two cores). Given a folder, :func:`complete` evaluates the static part of an agent's
+prompt (what comes before the task) on its own and :class:`DiskPrefixes` keeps its context there; a later process
+of the same model loads it instead of evaluating it (llama.cpp's ``--prompt-cache`` does the same for its command
+line, with the whole prompt).
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ MIN_GAIN_TOKENS = 64
 MAX_SAVED = 3
 """Saved states per model (each costs the key/value cache of its tokens in memory)."""
 MIN_DISK_TOKENS = 256
-"""With a folder: a completion that evaluated at least this many prompt tokens leaves its context there, and a
-kept context is loaded only when it spares at least this many."""
+"""With a folder: a static part of at least this many tokens that had to be evaluated is kept there, and a kept
+context is loaded only when it spares at least this many."""
 MAX_DISK = 4
 """Contexts kept on disk per model file and context size, the least recently used deleted first (each holds the
 key/value cache of its tokens: about 28 KB a token for the 1.5B model)."""

@@ -204,3 +204,26 @@ def test_a_kept_state_is_readable_by_its_owner_only(tmp_path: Path) -> None:
     (path,) = (tmp_path / "states").glob("*.state")
     assert path.stat().st_mode & 0o777 == 0o600
     assert (tmp_path / "states").stat().st_mode & 0o777 == 0o700
+
+
+class Chars(Context):
+    """A stand-in tokenizer: one token a character, no BOS."""
+
+    @staticmethod
+    def token_bos() -> int:
+        return -1
+
+    @staticmethod
+    def tokenize(text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        return list(text)
+
+
+@pytest.mark.parametrize(("task", "static"), [
+    ("find Anna", len("Tools: ...\nExamples: ...\nTask: ")),
+    ("Task", len("Tools: ...\nExamples: ...\n")),  # a task the prompt writes earlier: only what precedes it
+    ("", 0), ("   ", 0), ("not in the prompt", 0), ("Tools", 0)])
+def test_the_static_part_ends_where_the_prompt_first_writes_the_task(task: str, static: int) -> None:
+    from react_agent.models.local._prefix import static_tokens
+
+    text = "Tools: ...\nExamples: ...\nTask: find Anna\nHistory: Result of find: Anna, anna@x.org"
+    assert static_tokens(Chars(), text, list(text.encode()), task) == static
