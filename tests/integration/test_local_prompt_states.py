@@ -93,3 +93,14 @@ def test_react_agent_commands_keep_prompts_in_the_default_folder(options: list[s
     model = cli.build_model(args)  # type: ignore[arg-type]
     assert isinstance(model, LocalChatModel)
     assert model.prompt_cache_dir == (str(default_prompt_cache_dir()) if folder == "default" else folder)
+
+
+@pytest.mark.local_model
+def test_a_prompt_longer_than_the_context_window_says_so_with_a_prompt_folder(tmp_path: Path) -> None:
+    from react_agent.models import CallContext, LocalChatModel
+
+    static = "Rules. " + " ".join(f"Rule {i} applies." for i in range(200))  # about 900 tokens
+    model = LocalChatModel(n_ctx=512, prompt_cache_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="context window"):
+        model.invoke(f"{static}\nTask: say hi", max_tokens=2, react_agent_call=CallContext(task="say hi"))
+    assert list(tmp_path.rglob("*.state")) == []

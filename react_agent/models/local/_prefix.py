@@ -335,7 +335,7 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
     if disk is not None and len(tokens) - reused >= MIN_DISK_TOKENS:
         reused = disk.restore(llama, tokens, reused)
         static = static_tokens(llama, prompt, tokens, task)
-        if static - reused >= MIN_DISK_TOKENS:
+        if static - reused >= MIN_DISK_TOKENS and len(tokens) < int(llama.n_ctx()):  # else the completion says so
             llama.n_tokens = reused  # the cache holds these; Llama.eval drops the rest and evaluates the static part
             llama.eval(tokens[reused:static])
             disk.save(llama)
