@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from react_agent.models.local._sampling import GrammarFirst
+from react_agent.models.local._weights import cache_home
 
 __all__ = ["DiskPrefixes", "PrefixUse", "SavedPrefixes", "complete", "default_prompt_cache_dir", "llama_restore",
            "llama_snapshot", "saved_prefixes", "static_tokens"]
@@ -168,8 +169,7 @@ def saved_prefixes(llama: Any) -> SavedPrefixes | None:
 def default_prompt_cache_dir() -> Path:
     """The folder ``react-agent`` commands keep evaluated prompts in: ``$XDG_CACHE_HOME/react-agent/prompts``, else
     ``~/.cache/react-agent/prompts``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "react-agent" / "prompts"
+    return cache_home() / "prompts"
 
 
 class DiskPrefixes:
@@ -206,7 +206,7 @@ class DiskPrefixes:
         :data:`MIN_DISK_TOKENS` more than ``reused`` (the tokens the cache holds); the prefix now held."""
         best: tuple[int, list[int], Path] | None = None
         for path in self._files():
-            held = self._tokens(path)
+            held = self.held_tokens(path)
             shared = 0 if held is None else int(llama.longest_token_prefix(held, tokens))
             if held is not None and shared >= reused + MIN_DISK_TOKENS and (best is None or shared > best[0]):
                 best = (shared, held, path)
@@ -279,9 +279,6 @@ class DiskPrefixes:
 
     def held_tokens(self, path: Path) -> list[int] | None:
         """The tokens whose context the file at ``path`` holds; ``None`` (and the file deleted) when it is not one."""
-        return self._tokens(path)
-
-    def _tokens(self, path: Path) -> list[int] | None:
         with _quiet(path, "read"), path.open("rb") as stream:
             header = self._header(stream)
             if header is None:
@@ -329,10 +326,11 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
     tokens = prompt_tokens(llama, prompt)
     held = [int(t) for t in llama.input_ids[: llama.n_tokens]]
     saved = saved_prefixes(llama)
+    real = saved is not None  # a llama_cpp.Llama, not a stand-in of the tests
     reused = saved.prepare(llama, held, tokens) if saved is not None \
         else int(llama.longest_token_prefix(held, tokens))
-    disk = DiskPrefixes.of(llama, cache_dir) if cache_dir is not None and saved is not None else None
-    if disk is not None and len(tokens) - reused >= MIN_DISK_TOKENS:
+    if cache_dir is not None and real and len(tokens) - reused >= MIN_DISK_TOKENS:
+        disk = DiskPrefixes.of(llama, cache_dir)
         reused = disk.restore(llama, tokens, reused)
         static = static_tokens(llama, prompt, tokens, task)
         if static - reused >= MIN_DISK_TOKENS and len(tokens) < int(llama.n_ctx()):  # else the completion says so
@@ -343,7 +341,7 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
         reused = len(tokens) - 1
     first = None
     if grammar is not None:
-        if saved is not None and options.get("temperature") == 0.0:  # greedy, on a llama_cpp.Llama
+        if real and options.get("temperature") == 0.0:  # greedy
             first = GrammarFirst(llama, grammar)
             options["logits_processor"] = [*(options.get("logits_processor") or []), first]
         else:

@@ -30,8 +30,8 @@ from pathlib import Path
 from react_agent.errors import ConfigError
 from react_agent.models.local._catalog import CatalogEntry
 
-__all__ = ["CACHE_ENV", "assembled_path", "check_installed", "chunk_files", "model_cache_dir", "uninstall_command",
-           "weights_installed"]
+__all__ = ["CACHE_ENV", "assembled_path", "cache_home", "check_installed", "chunk_files", "model_cache_dir",
+           "uninstall_command", "weights_installed"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +48,13 @@ def model_cache_dir() -> Path:
     explicit = os.environ.get(CACHE_ENV)
     if explicit:
         return Path(explicit).expanduser()
+    return cache_home() / "models"
+
+
+def cache_home() -> Path:
+    """react-agent's folder of caches: ``$XDG_CACHE_HOME/react-agent``, else ``~/.cache/react-agent``."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "react-agent" / "models"
+    return Path(base).expanduser() / "react-agent"
 
 
 def chunk_files(entry: CatalogEntry) -> list[Path]:
