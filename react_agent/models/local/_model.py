@@ -463,17 +463,24 @@ class LocalChatModel(BaseChatModel):
         def again(rejected: Sequence[tuple[str, str, tuple[str, ...]]]) -> str:
             """The prompt once more, each rejected answer followed by a note of what it lacks."""
             extra = [turn for answer, action, paths in rejected
-                     for turn in (("assistant", answer), ("user", invented_note(action, paths, context.task)))]
+                     for turn in (("assistant", answer), ("user", rejected_note(action, paths, context.task)))]
             if use_chat and template is not None:
                 return chat_prompt(llama, template, [*turns, *extra])
             return render_plain([*messages, *(AIMessage(content=text) if role == "assistant"
                                               else HumanMessage(content=text) for role, text in extra)])
+        def judge(action: str) -> tuple[str, str, str]:
+            """The chat once more, then the question whether ``action`` does what the task asks (answer begun)."""
+            macros = fewshot_macros(task_language(context.task))
+            asked = [("user", str(macros.fit_question(action)).strip()), ("assistant", str(macros.fit_answer()))]
+            return (chat_prompt(llama, template, [*turns, *asked]) if template is not None else "",
+                    " " + str(macros.yes()).strip(), " " + str(macros.no()).strip())
         staged = grammar is None and schema is not None and branches(schema) is not None \
-            and (step.two_stage or step.retry_cut or step.finish_vote)
+            and (step.two_stage or step.retry_cut or step.finish_vote or step.fit_check)
         with lock:
             if staged:
                 calls = _Calls(llama, options, max_tokens, self.prompt_cache_dir, context.task)
-                text = answered(calls, prompt, step, context, pipeline, again=again, restart=calls.restart)
+                text = answered(calls, prompt, step, context, pipeline, again=again, restart=calls.restart,
+                                judge=judge if use_chat else None)
                 input_tokens, output_tokens, finish_reason = calls.prompt_tokens, calls.completion_tokens, calls.finish
                 use = calls.use
             else:
@@ -519,10 +526,12 @@ class LocalChatModel(BaseChatModel):
         )
 
 
-def invented_note(action: str, paths: Sequence[str], task: str) -> str:
+def rejected_note(action: str, paths: Sequence[str], task: str) -> str:
     """The note after a rejected answer, in the task's language: ``action`` needs ``paths``, which nothing gives
-    (the ``invented`` macro of ``prompts/fewshot/<lang>.jinja``)."""
-    return str(fewshot_macros(task_language(task)).invented(action, ", ".join(paths))).strip()
+    (the ``invented`` macro of ``prompts/fewshot/<lang>.jinja``), or with no paths, ``action`` does not do what
+    the task asks (``unfit``)."""
+    macros = fewshot_macros(task_language(task))
+    return str(macros.invented(action, ", ".join(paths)) if paths else macros.unfit(action)).strip()
 
 
 class _Calls:

@@ -10,7 +10,8 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   into a tool; when FINISH gets most of the probability among the actions' first tokens (before the first call)
   or 0.7 of it (once a result is there), the answer is decoded with FINISH only; ``bare_arguments``: with
   ``two_stage``, a tool's arguments are decoded after the action alone, not after the thought, whose summary of
-  the task tends to leave values out);
+  the task tends to leave values out; ``fit_check``: a run's first call is decided again without its tool when
+  the model, asked whether that tool does what the task asks, leans to "no");
 * ``grammar``: the answer schema the grammar is built from (``format_patterns``: a ``pattern`` for each
   ``format`` the schema declares; ``bounded_integers``: a small integer range also as an ``enum``, which
   llama.cpp enforces while it ignores ``minimum``/``maximum``; ``context_addresses`` and
@@ -25,7 +26,8 @@ Every technique that acts on the schema or the call keeps a correct call as it i
 what the schema already requires or what the text writes, ``retry_cut`` acts only on a reply cut by the token
 budget, ``finish_vote`` takes the tools away only when the model itself, asked for the action directly, prefers to
 answer (a correct call it would have made is kept unless the model gives it less probability than FINISH:
-``bench.suites`` and ``bench.bfcl`` measure that on tasks that need a tool), ``unique_items`` drops only items the
+``bench.suites`` and ``bench.bfcl`` measure that on tasks that need a tool), ``fit_check`` likewise only when the
+model itself, asked, says the tool does not fit, ``unique_items`` drops only items the
 task does not repeat, ``nominative_values`` changes only a value the text proves inflected, ``scaled_numbers`` only
 a number the text writes with a scale word and never alone, and ``invented_values`` rejects only a value the text
 cannot have supplied. ``python -m bench.bfcl --oracle`` checks the grammar and after-decoding stages on correct
@@ -84,6 +86,7 @@ class Step:
     retry_cut: bool = False
     finish_vote: bool = False
     bare_arguments: bool = False
+    fit_check: bool = False
     invented: tuple[str, ...] = ()
     """The arguments of ``call`` that nothing the model was given can have supplied (``invented_values``): the
     decoder decides again without that tool."""
@@ -368,6 +371,7 @@ PIPELINE: tuple[Technique, ...] = (
     Technique("retry_cut", "before_decoding", lambda step, _: replace(step, retry_cut=True)),
     Technique("finish_vote", "before_decoding", lambda step, _: replace(step, finish_vote=True)),
     Technique("bare_arguments", "before_decoding", lambda step, _: replace(step, bare_arguments=True)),
+    Technique("fit_check", "before_decoding", lambda step, _: replace(step, fit_check=True)),
     Technique("format_patterns", "grammar", lambda step, _: _schema(step, with_format_patterns)),
     Technique("bounded_integers", "grammar", lambda step, _: _schema(step, bounded_integers)),
     Technique("context_addresses", "grammar",

@@ -479,3 +479,36 @@ def test_the_vote_abstains_when_the_prompt_fills_the_context_window(fake_llama: 
     llama.n_ctx = lambda: 64  # the vote's prompt is longer than that
     result = ReactAgent(LocalChatModel(), [BOOK], max_iterations=2).run("How many planets orbit the Sun?")
     assert result.output == "Eight." and llama.votes == []
+
+
+def send_message(recipient: str, text: str) -> str:
+    """Send a chat message to a person."""
+    return "sent"
+
+
+def test_each_call_of_a_several_call_reply_goes_through_the_after_decoding_stage(fake_llama: Any) -> None:
+    """Under ``max_parallel_calls`` one grammar decodes a list of calls: each call still gets its inflected name
+    put in the nominative; a call the stage leaves alone, and the reply's order, stay as decoded."""
+    reply = {"actions": [
+        {"thought": "t", "action": "send_message", "action_input": {"recipient": "Ивану", "text": "созвон в 11"}},
+        {"thought": "t", "action": "send_message", "action_input": {"recipient": "Мария", "text": "созвон в 11"}}]}
+    fake_llama(json.dumps(reply, ensure_ascii=False))
+    model = LocalChatModel()
+    agent = ReactAgent(model, [StructuredTool.from_function(send_message)], max_parallel_calls=2)
+    state = RunState("Напиши Ивану и Марии, что созвон в 11")
+    call = agent.decision_call(state)
+    out = json.loads(str(model.invoke(call.messages, **agent.model_kwargs(call)).content))
+    assert [a["action_input"]["recipient"] for a in out["actions"]] == ["Иван", "Мария"]
+    assert out["actions"][1] == reply["actions"][1]
+
+
+def test_a_correct_several_call_reply_passes_through_unchanged(fake_llama: Any) -> None:
+    reply = json.dumps({"actions": [
+        {"thought": "t", "action": "send_message", "action_input": {"recipient": "Иван", "text": "привет"}},
+        {"thought": "t", "action": "send_message", "action_input": {"recipient": "Мария", "text": "привет"}}]},
+        ensure_ascii=False)
+    fake_llama(reply)
+    model = LocalChatModel()
+    agent = ReactAgent(model, [StructuredTool.from_function(send_message)], max_parallel_calls=2)
+    call = agent.decision_call(RunState("Напиши Ивану и Марии «привет»"))
+    assert model.invoke(call.messages, **agent.model_kwargs(call)).content == reply
