@@ -262,6 +262,8 @@ def score(case: BfclCase, decision: dict[str, Any]) -> tuple[bool, str]:
         return kind == "call", "" if kind == "call" else kind
     if kind != "call":
         return False, kind
+    if "calls" in decision:
+        return check_calls(case, decision["calls"])
     if len(case.ground_truth) != 1:
         return False, "wrong_count"
     truth = case.ground_truth[0]
@@ -273,6 +275,24 @@ def score(case: BfclCase, decision: dict[str, Any]) -> tuple[bool, str]:
     if not isinstance(args, dict):
         return False, "args_not_object"
     return check_call(doc, decision["name"], args, truth)
+
+
+def check_calls(case: BfclCase, calls: list[dict[str, Any]]) -> tuple[bool, str]:
+    """BFCL's parallel checker: ``calls`` (``{"name", "args"}`` each) are right when there are as many as the
+    ground truth's answers and each answer accepts a different call, in any order."""
+    truths = case.ground_truth or []
+    if len(calls) != len(truths):
+        return False, "wrong_count"
+    docs = {f["name"]: f for f in case.functions}
+    fits = [[i for i, call in enumerate(calls)
+             if isinstance(call.get("args"), dict) and next(iter(truth)) in docs
+             and check_call(docs[next(iter(truth))], str(call.get("name")), call["args"], truth)[0]]
+            for truth in truths]
+
+    def match(k: int, used: frozenset[int]) -> bool:  # one distinct call per answer (a small bipartite search)
+        return k == len(fits) or any(match(k + 1, used | {i}) for i in fits[k] if i not in used)
+
+    return (True, "") if match(0, frozenset()) else (False, "no_match")
 
 
 def ideal_args(truth: dict[str, Any], doc: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:

@@ -184,25 +184,44 @@ def accepts_call_context(llm: Any) -> bool:
     return getattr(type(llm), "accepts_call_context", False) is True
 
 
+PARALLEL_CALLS = 8
+"""``max_parallel_calls`` of the agent on the categories whose answers are several calls in one decision
+(``parallel``, ``parallel_multiple``): a limit no case's answer exceeds, whatever its number of calls."""
+
+
+def parallel_limit(case: BfclCase) -> int | None:
+    """The agent's ``max_parallel_calls`` for ``case``: :data:`PARALLEL_CALLS` on a parallel category."""
+    return PARALLEL_CALLS if case.category.startswith("parallel") else None
+
+
 def decide_react_agent(llm: Any, case: BfclCase, tools: list[Any], lang: str, *,
                        constrained: bool | None = None) -> dict[str, Any]:
     from react_agent import OutputParseError, ReactAgent, RunState
+    from react_agent.parsing import parse_actions
 
+    limit = parallel_limit(case)
     agent = ReactAgent(llm, tools, prompts=prompt_set(lang), constrained=constrained,
-                       examples=examples_for(tools, lang))
+                       examples=examples_for(tools, lang), max_parallel_calls=limit)
     state = RunState(case.question)
     messages = agent.build_messages(state)
     kwargs = {"response_format": agent.response_format} if agent.response_format is not None else {}
     if accepts_call_context(llm):  # what the agent's loop hands the embedded model with each decision
         kwargs["react_agent_call"] = agent.call_context(state)
+    if limit is not None:  # the decision's schema admits several calls: the call the agent's loop makes
+        call = agent.decision_call(state)
+        messages, kwargs = call.messages, agent.model_kwargs(call)
     text = _text(llm.invoke(messages, **kwargs))
     try:
-        action = agent.parse(text)
+        actions = [agent.parse(text)] if limit is None else \
+            parse_actions(text, [t.name for t in tools], validate=agent.valid_call)[:limit]
     except OutputParseError as exc:
         return {"kind": "unparseable", "raw": text, "reason": exc.reason}
-    if action.is_finish:
+    if any(action.is_finish for action in actions):
         return {"kind": "finish", "raw": text}
-    return {**_call(action.action, action.action_input, case), "raw": text}
+    calls = [_call(action.action, action.action_input, case) for action in actions]
+    if limit is None:
+        return {**calls[0], "raw": text}
+    return {"kind": "call", "calls": [{"name": c["name"], "args": c["args"]} for c in calls], "raw": text}
 
 
 def decide_seed(llm: Any, case: BfclCase, tools: list[Any], lang: str) -> dict[str, Any]:
@@ -275,6 +294,13 @@ def ideal_model() -> Any:
             else:
                 reply = {"action": finish, "action_input": "No tool fits this request."}
             text = json.dumps({"thought": "ideal", **reply} if protocol.startswith("react_agent") else reply)
+            if protocol.startswith("react_agent") and case.ground_truth and len(case.ground_truth) > 1:
+                answers = []  # several calls in one decision, as the agent's parallel schema writes them
+                for truth in case.ground_truth:
+                    doc = next((f for f in case.functions if f["name"] == next(iter(truth))), None)
+                    name, args = ideal_args(truth, doc)
+                    answers.append({"thought": "ideal", "action": name, "action_input": args})
+                text = json.dumps({"actions": answers})
             if protocol == "langchain":
                 text = f"```json\n{text}\n```"
             return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
@@ -341,7 +367,8 @@ def run(*, files: list[tuple[Path, Path | None]], limit: int | None, protocols: 
             correct, why = score(case, decision)
             records.append({"id": case.id, "category": case.category, "protocol": protocol,
                             "kind": decision["kind"], "name": decision.get("name"), "args": decision.get("args"),
-                            "correct": correct, "why": why, "reason": decision.get("reason"),
+                            "calls": decision.get("calls"), "correct": correct, "why": why,
+                            "reason": decision.get("reason"),
                             "raw": str(decision.get("raw", ""))[:400], "seconds": round(seconds, 3)})
         if progress:
             done = [r for r in records if r["id"] == case.id]
@@ -424,7 +451,8 @@ def run_ablation(*, files: list[tuple[Path, Path | None]], limit: int | None,
                 record = {"id": case.id, "category": case.category, "variant": name, "prompts": prompts,
                           "examples": examples, "techniques": techniques, "protocol": "react_agent",
                           "kind": decision["kind"], "name": decision.get("name"), "args": decision.get("args"),
-                          "correct": correct, "why": why, "raw": str(decision.get("raw", ""))[:400],
+                          "calls": decision.get("calls"), "correct": correct, "why": why,
+                          "raw": str(decision.get("raw", ""))[:400],
                           "seconds": round(time.monotonic() - t0, 3)}
                 done.append(record)
                 by_key[(case.id, name)] = record

@@ -135,6 +135,26 @@ def test_bfcl_scores_ideal_answers_right(tmp_path):
     assert results["categories"]["irrelevance"]["seed"]["finish"] == 2
 
 
+def test_bfcl_parallel_categories_take_several_calls_in_one_decision_in_any_order():
+    """On the parallel categories the agent may make several calls at once; an ideal stand-in writing them is
+    right, and a reply with one call too few, or the same call for two answers, is not."""
+    need("bfcl_eval")
+    from bench import _bfcl_data, bfcl
+
+    results = bfcl.run(files=bfcl.category_files(["parallel", "parallel_multiple"]), limit=3,
+                       protocols=["react_agent"], model="scripted", progress=False)
+    assert (results["categories"]["all"]["react_agent"]["correct"], results["categories"]["all"]["react_agent"]["n"]) \
+        == (6, 6)
+    [(path, answers)] = bfcl.category_files(["parallel_multiple"])
+    case = _bfcl_data.load_category(path, answers, limit=1)[0]
+    docs = {f["name"]: f for f in case.functions}
+    calls = [{"name": name, "args": args}
+             for name, args in (_bfcl_data.ideal_args(t, docs[next(iter(t))]) for t in case.ground_truth)]
+    assert _bfcl_data.score(case, {"kind": "call", "calls": calls[::-1]}) == (True, "")
+    assert _bfcl_data.score(case, {"kind": "call", "calls": calls[:-1]}) == (False, "wrong_count")
+    assert _bfcl_data.score(case, {"kind": "call", "calls": [calls[0], *calls[:-1]]}) == (False, "no_match")
+
+
 def test_bfcl_loader_accepts_any_category_file(tmp_path):
     """A category file and answers given by path are loaded and scored without code changes."""
     need("bfcl_eval")
