@@ -56,7 +56,8 @@ from typing import Any, ClassVar
 from bench import _common, oracle
 from bench._bfcl_data import BfclCase, category_of, data_dir, ideal_args, load_category, score, to_tool
 from bench._peers import langchain_json_chat_prompt
-from react_agent.models import DEFAULT_LOCAL_MODEL, LocalChatModel
+from react_agent.models import DEFAULT_LOCAL_MODEL
+from react_agent.models.local._pipeline import DEFAULT_TECHNIQUES, TECHNIQUES
 
 NAME = "bfcl"
 DEFAULT_CATEGORIES = ("simple_python", "multiple", "irrelevance")
@@ -308,8 +309,9 @@ def ideal_model() -> Any:
     return IdealChatModel()
 
 
-TECHNIQUE_FLAGS: tuple[str, ...] = tuple(LocalChatModel.model_fields["techniques"].default)
-"""The LocalChatModel techniques the ablation switches (``--two-stage/--no-two-stage``, ...)."""
+TECHNIQUE_FLAGS: tuple[str, ...] = TECHNIQUES
+"""The LocalChatModel techniques the ablation switches (``--two-stage/--no-two-stage``, ...): every one, the
+opt-in ones included."""
 
 
 def local_model(model_path: str | None, max_tokens: int | None, n_threads: int | None,
@@ -318,7 +320,7 @@ def local_model(model_path: str | None, max_tokens: int | None, n_threads: int |
 
     options: dict[str, Any] = {}
     if techniques:
-        options["techniques"] = [name for name in TECHNIQUE_FLAGS if techniques.get(name, True)]
+        options["techniques"] = [name for name in TECHNIQUE_FLAGS if techniques.get(name, name in DEFAULT_TECHNIQUES)]
     if model_path:
         options["model_path"] = model_path
     if max_tokens:

@@ -71,6 +71,7 @@ from react_agent.models.local._logs import route_llama_logs
 from react_agent.models.local._pipeline import (
     DEFAULT_TECHNIQUES,
     REMOVED_TECHNIQUES,
+    TECHNIQUES,
     Step,
     Technique,
     after_decoding,
@@ -297,8 +298,8 @@ class LocalChatModel(BaseChatModel):
     prompt_format: Literal["auto", "plain", "chat"] = "auto"
     """``auto``: the GGUF's chat template if it has one, else plain text (module docstring)."""
     techniques: tuple[str, ...] = DEFAULT_TECHNIQUES
-    """The decoding techniques to use, by name (:data:`_pipeline.DEFAULT_TECHNIQUES`: all of them); they run in
-    the pipeline's order whatever the order given. ``()`` decodes with the plain answer schema."""
+    """The decoding techniques to use, by name (:data:`_pipeline.DEFAULT_TECHNIQUES`: all but ``fit_check``); they
+    run in the pipeline's order whatever the order given. ``()`` decodes with the plain answer schema."""
     prompt_cache_dir: str | None = None
     """A folder where the static part of an agent's prompt (what comes before the task: instructions, tools, worked
     examples) is kept once evaluated, when it is 256 tokens or more, for later processes of the same model: their
@@ -310,7 +311,7 @@ class LocalChatModel(BaseChatModel):
         if removed:
             raise ConfigError(
                 f"LocalChatModel({', '.join(f'{n}=...' for n in removed)}): these options were removed; the decoding "
-                f"techniques are chosen by techniques=[...] (any of: {', '.join(DEFAULT_TECHNIQUES)}); the "
+                f"techniques are chosen by techniques=[...] (any of: {', '.join(TECHNIQUES)}); the "
                 "benchmark-tuned value rules are gone because they changed correct calls (see the changelog)")
         if "techniques" in data:
             data["techniques"] = tuple(t.name for t in select(data["techniques"]))

@@ -1,5 +1,6 @@
-"""``fit_check``: a run's first call is decided again without its tool when the model, asked whether that tool does
-what the task asks, leans to "no"; a call it says fits, and every later decision, go on as decoded."""
+"""``fit_check`` (off unless named): a run's first call is decided again without its tool when the model, asked
+whether that tool does what the task asks, leans to "no"; a call it says fits, and every later decision, go on as
+decoded."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from react_agent.models.local import _model
 from react_agent.models.local._pipeline import DEFAULT_TECHNIQUES, select
 from react_agent.models.local._staged import FIT_CHECK, VOTE_PREFIX, answered, prepared
 from react_agent.tools import answer_schema
+
+WITH_CHECK = (*DEFAULT_TECHNIQUES, "fit_check")
 
 
 def convert_currency(amount: float, currency: str) -> str:
@@ -57,7 +60,7 @@ def _actions(schema: Any) -> list[str]:
 
 
 def _decide(script: Judged, context: CallContext, tools: list[Any] | None = None,
-            techniques: tuple[str, ...] = DEFAULT_TECHNIQUES) -> str:
+            techniques: tuple[str, ...] = WITH_CHECK) -> str:
     chosen = select(list(techniques))
     step = prepared(chosen, answer_schema(tools or [CONVERT]), context)
     return answered(script, "P", step, context, chosen, again=lambda rejected: f"AGAIN {rejected[-1][1]}",
@@ -105,8 +108,13 @@ def test_the_check_is_asked_only_before_a_runs_first_call(context: CallContext) 
     assert _questions(script) == []
 
 
+def test_the_check_is_off_by_default() -> None:
+    assert "fit_check" not in LocalChatModel().techniques
+    assert LocalChatModel(techniques=WITH_CHECK).techniques[4] == "fit_check"
+
+
 def test_the_check_is_asked_only_when_it_is_on_and_never_of_finish() -> None:
-    off = tuple(t for t in DEFAULT_TECHNIQUES if t != "fit_check")
+    off = DEFAULT_TECHNIQUES
     script = Judged(0.99, *CALL)
     assert json.loads(_decide(script, CallContext(task="Convert 12 dollars"), techniques=off))["action"] \
         == "convert_currency"
@@ -140,7 +148,7 @@ def test_the_model_asks_in_the_tasks_language_after_the_chat_and_notes_the_rejec
 
     monkeypatch.setattr(LocalChatModel, "_client", lambda self: (Llama(), threading.Lock()))
     monkeypatch.setattr(_model, "answered", capture)
-    model = LocalChatModel()
+    model = LocalChatModel(techniques=WITH_CHECK)
     agent = ReactAgent(model, [CONVERT])
     state = RunState("Переведи 12 долларов в евро")
     model.invoke(agent.build_messages(state), response_format=agent.response_format,

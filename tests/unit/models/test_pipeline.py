@@ -19,6 +19,7 @@ from react_agent.models import LocalChatModel
 from react_agent.models.local import _model
 from react_agent.models.local._pipeline import (
     DEFAULT_TECHNIQUES,
+    OPT_IN_TECHNIQUES,
     PIPELINE,
     REMOVED_TECHNIQUES,
     bounded_integers,
@@ -109,8 +110,10 @@ def grammars(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 # --------------------------------------------------------------------------- options
-def test_every_technique_has_one_declared_stage_and_the_default_is_all_of_them() -> None:
-    assert [t.name for t in PIPELINE] == list(DEFAULT_TECHNIQUES) == list(LocalChatModel().techniques)
+def test_every_technique_has_one_declared_stage_and_the_default_is_all_but_the_opt_in_ones() -> None:
+    assert [t.name for t in PIPELINE if t.name not in OPT_IN_TECHNIQUES] == list(DEFAULT_TECHNIQUES) \
+        == list(LocalChatModel().techniques)
+    assert sorted(OPT_IN_TECHNIQUES) == ["fit_check"]
     order = ["before_decoding", "grammar", "after_decoding"]
     assert [order.index(t.stage) for t in PIPELINE] == sorted(order.index(t.stage) for t in PIPELINE)
 
