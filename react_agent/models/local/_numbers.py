@@ -1,10 +1,12 @@
-"""Numbers the text writes with a scale word: «150 тысяч», «2,5 млн», "3 million" (not "40k" or "5m": a
-kilometre or a metre as often as a thousand or a million).
+"""Numbers the text writes with a scale word: «150 тысяч», «2,5 млн», "3 million", «ста тысячах», "two hundred
+thousand", «полтора миллиона» (not "40k" or "5m": a kilometre or a metre as often as a thousand or a million).
 
-A small model copies the digits and drops the word after them: ``amount=150`` for «на 150 тысяч рублей».
-:func:`scaled_amounts` reads every such phrase of a text as ``(digits, value)`` (``(150, 150000)``);
-:func:`scaled` gives a number its phrase's value when the text writes that number only as the digits of such a
-phrase, never on its own, so a number the task also writes plainly is never changed.
+A small model reads only part of such a phrase: it copies the digits and drops the word after them
+(``amount=150`` for «на 150 тысяч рублей»), keeps the scale word and drops the number spelled before it
+(``amount=1000`` for «в ста тысячах рублей»), or loses zeros (``amount=10000``). :func:`scaled_amounts` reads
+every such phrase of a text as ``(multiplier, value)`` (``(150, 150000)``, ``(100, 100000)``); :func:`scaled`
+gives a number its phrase's value when the number is such a part of the phrase and the text never writes that
+number on its own, so a number the task also writes plainly is never changed.
 
 :func:`spelled_numbers` reads the whole numbers below a thousand a text spells in words, English or Russian,
 cardinal or ordinal («тридцать первый», "twenty-seven"), for the techniques that ask whether a text writes a
@@ -31,34 +33,72 @@ _NUMBER = r"(?<![\w.,])(\d+(?:[.,]\d+)?)"
 _PHRASES = [(re.compile(_NUMBER + r"\s?(?:" + word + r")(?![\w])", re.IGNORECASE), factor)
             for word, factor in _SCALES]
 _PLAIN = re.compile(_NUMBER + r"(?![\w]|[.,]\d)")
+_SCALE_AFTER = [(re.compile(r"[ \t]+(?:" + word + r")(?![\w])", re.IGNORECASE), factor) for word, factor in _SCALES]
+_BARE_SCALE = [(re.compile(r"(?<![\w.])(?:" + word + r")(?![\w])", re.IGNORECASE), factor)
+               for word, factor in _SCALES]
+_HALF = re.compile(r"(?<!\w)полтор[аы](?!\w)", re.IGNORECASE)  # one and a half, before a scale word
 
 
 def _number(text: str) -> float:
     return float(text.replace(",", "."))
 
 
-def scaled_amounts(text: str) -> list[tuple[float, float]]:
-    """``(digits, value)`` of every number ``text`` writes with a scale word, in the order written."""
-    found: list[tuple[int, float, float]] = []
+def _phrases(text: str) -> list[tuple[int, int, float, int]]:
+    """``(start, end, multiplier, scale)`` of every number ``text`` writes with a scale word after it, in digits
+    («150 тысяч»), in words («ста тысячах», "two hundred thousand") or as «полтора»/«полторы», in the order
+    written."""
+    found: list[tuple[int, int, float, int]] = []
     for pattern, factor in _PHRASES:
-        for match in pattern.finditer(text):
-            digits = _number(match.group(1))
-            found.append((match.start(), digits, digits * factor))
-    return [(digits, value) for _, digits, value in sorted(found)]
+        found.extend((m.start(), m.end(), _number(m.group(1)), factor) for m in pattern.finditer(text))
+    spans = [*_spelled_spans(text), *((m.start(), m.end(), 1.5) for m in _HALF.finditer(text))]
+    for start, end, multiplier in spans:
+        for pattern, factor in _SCALE_AFTER:
+            after = pattern.match(text, end)
+            if after is not None:
+                found.append((start, after.end(), multiplier, factor))
+    return sorted(found)
 
 
-def _plain_numbers(text: str) -> set[float]:
-    """The numbers ``text`` writes with no scale word after them."""
-    scaled_spans = {m.start(1) for pattern, _ in _PHRASES for m in pattern.finditer(text)}
-    return {_number(m.group(1)) for m in _PLAIN.finditer(text) if m.start(1) not in scaled_spans}
+def scaled_amounts(text: str) -> list[tuple[float, float]]:
+    """``(multiplier, value)`` of every number ``text`` writes with a scale word, in the order written."""
+    return [(multiplier, multiplier * factor) for _, _, multiplier, factor in _phrases(text)]
+
+
+def _plain_numbers(text: str, phrases: list[tuple[int, int, float, int]]) -> set[float]:
+    """The numbers ``text`` writes on their own: digits or words with no scale word after them, and a scale word
+    with no number before it («тысяча рублей», "a million")."""
+    covered = [(start, end) for start, end, _, _ in phrases]
+
+    def inside(position: int) -> bool:
+        return any(start <= position < end for start, end in covered)
+
+    plain: set[float] = {_number(m.group(1)) for m in _PLAIN.finditer(text) if not inside(m.start(1))}
+    plain.update(value for start, _, value in _spelled_spans(text) if not inside(start))
+    plain.update(factor for pattern, factor in _BARE_SCALE for m in pattern.finditer(text) if not inside(m.start()))
+    return plain
+
+
+def _half_read(value: float, multiplier: float, factor: int) -> bool:
+    """Whether ``value`` reads only part of the phrase ``multiplier`` x ``factor``: the multiplier, the bare scale
+    (when the multiplier is not one) or the whole value with zeros lost (10000 for 100000)."""
+    if value <= 0:
+        return False
+    if math.isclose(multiplier, value) or (multiplier != 1 and math.isclose(factor, value)):
+        return True
+    ratio = multiplier * factor / value
+    return ratio > 1 and math.isclose(10 ** round(math.log10(ratio)), ratio)
 
 
 def scaled(value: float, text: str, *, integer: bool) -> float | None:
-    """The value of the phrase whose digits ``value`` copies («150 тысяч» for 150), or ``None`` when there is no
-    such phrase, when ``text`` also writes ``value`` on its own, when the phrases disagree, or when ``integer``
-    and the value is not whole."""
-    values = {full for digits, full in scaled_amounts(text) if math.isclose(digits, value) and full != value}
-    if len(values) != 1 or any(math.isclose(value, plain) for plain in _plain_numbers(text)):
+    """The value of the phrase that ``value`` reads only part of: its multiplier (150 for «150 тысяч»), its bare
+    scale when the multiplier is not one (1000 for «ста тысячах»), or its value with zeros lost (10000 for «ста
+    тысячах»). ``None`` when there is no such phrase,
+    when ``text`` also writes ``value`` on its own, when the phrases disagree, or when ``integer`` and the value
+    is not whole."""
+    phrases = _phrases(text)
+    values = {multiplier * factor for _, _, multiplier, factor in phrases
+              if _half_read(value, multiplier, factor) and not math.isclose(multiplier * factor, value)}
+    if len(values) != 1 or any(math.isclose(value, plain) for plain in _plain_numbers(text, phrases)):
         return None
     (full,) = values
     if integer and not float(full).is_integer():
@@ -118,31 +158,42 @@ def _plain_e(word: str) -> str:
 
 
 @functools.lru_cache(maxsize=16)
-def spelled_numbers(text: str) -> frozenset[int]:
-    """The whole numbers below a thousand that ``text`` spells in words, in English or Russian, cardinal or
-    ordinal: "twenty-seven", "two hundred and five", «тридцать первый», «ста двадцати» (27, 205, 31, 120).
-    Cached: one decision asks it of the same text for every value it checks."""
-    found: set[int] = set()
+def _spelled_spans(text: str) -> tuple[tuple[int, int, int], ...]:
+    """``(start, end, value)`` of every whole number below a thousand that ``text`` spells in words, in the order
+    written. Cached: one decision asks it of the same text for every value it checks."""
+    found: list[tuple[int, int, int]] = []
     total: int | None = None
-    end = 0
+    start = end = 0
+    previous = ""
     for match in _WORD_TOKEN.finditer(text):
         word = match.group(0)
-        joined = total is not None and _JOIN.fullmatch(text[end:match.start()]) is not None
-        value = None if word.lower() in _HUNDRED else _word_value(word)
-        if total is not None and joined and word.lower() in _HUNDRED and total < 10:
+        low = word.lower()
+        gap = _JOIN.fullmatch(text[end:match.start()]) is not None
+        joined = total is not None and gap
+        value = None if low in _HUNDRED else _word_value(word)
+        if total is not None and joined and low in _HUNDRED and total < 10:
             total *= 100
         elif total is not None and joined and value is not None and _adds(total, value):
             total += value
-        elif word.lower() == "and" and total is not None:
+        elif low == "and" and total is not None:
             continue  # "two hundred and five": the gap check of the next word decides
         else:
             if total is not None:
-                found.add(total)
-            total = value
+                found.append((start, end, total))
+            total, start = value, match.start()
+            if low in _HUNDRED and previous == "a" and gap:  # "a hundred"
+                total = 100
         end = match.end()
+        previous = low
     if total is not None:
-        found.add(total)
-    return frozenset(found)
+        found.append((start, end, total))
+    return tuple(found)
+
+
+def spelled_numbers(text: str) -> frozenset[int]:
+    """The whole numbers below a thousand that ``text`` spells in words, in English or Russian, cardinal or
+    ordinal: "twenty-seven", "two hundred and five", «тридцать первый», «ста двадцати» (27, 205, 31, 120)."""
+    return frozenset(value for _, _, value in _spelled_spans(text))
 
 
 def _adds(total: int, value: int) -> bool:

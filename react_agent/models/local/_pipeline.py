@@ -18,9 +18,9 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   ``context_identifiers``: an address or an identifier only as the text writes one);
 * ``after_decoding``: the decoded call (``unique_items``: a list argument loses the items it repeats;
   ``nominative_values``: a Russian name or place copied inflected from the task is put in the nominative,
-  :mod:`._morphology`; ``scaled_numbers``: a number copied without its scale word gets the phrase's value,
-  :mod:`._numbers`; ``invented_values``: a call with an identifier, address or date nothing gives is decided
-  again without that tool, :mod:`._invented`).
+  :mod:`._morphology`; ``scaled_numbers``: a number that reads only part of a phrase with a scale word gets the
+  phrase's value, :mod:`._numbers`; ``invented_values``: a call with an identifier, address or date nothing gives
+  is decided again without that tool, :mod:`._invented`).
 
 Every technique that acts on the schema or the call keeps a correct call as it is: a grammar technique only states
 what the schema already requires or what the text writes, ``retry_cut`` acts only on a reply cut by the token

@@ -95,8 +95,34 @@ def test_a_number_copied_without_its_scale_word_gets_the_phrase_value() -> None:
     assert scaled(2.5, "бюджет 2,5 млн", integer=False) == 2_500_000
 
 
+def test_scale_words_after_spelled_numbers_are_read() -> None:
+    text = "в ста тысячах рублей, two hundred thousand euros, полтора миллиона, a hundred thousand dollars"
+    assert scaled_amounts(text) == [(100, 100_000), (200, 200_000), (1.5, 1_500_000), (100, 100_000)]
+
+
+@pytest.mark.parametrize(("value", "text", "full"), [
+    (1000, "Сколько евро в ста тысячах рублей?", 100_000),       # the scale kept, the spelled number dropped
+    (100, "Сколько евро в ста тысячах рублей?", 100_000),        # the number kept, the scale dropped
+    (200, "Open a deal for two hundred thousand euros", 200_000),
+    (1000, "How many yen is a hundred thousand dollars?", 100_000),
+    (10_000, "Сколько евро в ста тысячах рублей?", 100_000),     # zeros lost
+    (15_000, "сделка на 150 тысяч рублей", 150_000),
+    (1000, "сделка на 150 тысяч рублей", 150_000),
+    (1.5, "бюджет полтора миллиона", 1_500_000),
+])
+def test_a_number_that_reads_half_of_a_scaled_phrase_gets_its_value(value: float, text: str, full: float) -> None:
+    assert scaled(value, text, integer=False) == full
+
+
 @pytest.mark.parametrize(("value", "text"), [
     (150_000, "Создай сделку на 150 тысяч рублей"),   # already right
+    (100_000, "Сколько евро в ста тысячах рублей?"),  # already right
+    (1000, "a thousand dollars and 5 thousand more"),  # the text writes a thousand on its own
+    (1000, "one thousand"),                           # the whole phrase's value
+    (100, "сто рублей и сто тысяч долларов"),          # сто on its own too
+    (90, "длительность полтора часа"),                 # no scale word: left as it is
+    (3000, "сделка на 150 тысяч рублей"),              # neither a part of 150000 nor it with zeros lost
+    (300_000, "сделка на 150 тысяч рублей"),           # more than the phrase: computed, not misread
     (150, "150 тысяч акций по 150 рублей"),           # the text writes 150 on its own too
     (5, "пробежка 5k, потом 5m"),                      # k and m: kilometres as often as thousands
     (12, "скидка 12 процентов"),
