@@ -19,7 +19,7 @@ import functools
 import math
 import re
 
-__all__ = ["scaled", "scaled_amounts", "spelled_numbers"]
+__all__ = ["scaled", "scaled_amounts", "spelled_numbers", "spelled_spans"]
 
 _SCALES: tuple[tuple[str, int], ...] = (
     (r"тыс(?:яч[аеиу]?|ячей|ячами|ячам|ячах|\.)?", 10**3),
@@ -50,7 +50,7 @@ def _phrases(text: str) -> list[tuple[int, int, float, int]]:
     found: list[tuple[int, int, float, int]] = []
     for pattern, factor in _PHRASES:
         found.extend((m.start(), m.end(), _number(m.group(1)), factor) for m in pattern.finditer(text))
-    spans = [*_spelled_spans(text), *((m.start(), m.end(), 1.5) for m in _HALF.finditer(text))]
+    spans = [*spelled_spans(text), *((m.start(), m.end(), 1.5) for m in _HALF.finditer(text))]
     for start, end, multiplier in spans:
         for pattern, factor in _SCALE_AFTER:
             after = pattern.match(text, end)
@@ -73,7 +73,7 @@ def _plain_numbers(text: str, phrases: list[tuple[int, int, float, int]]) -> set
         return any(start <= position < end for start, end in covered)
 
     plain: set[float] = {_number(m.group(1)) for m in _PLAIN.finditer(text) if not inside(m.start(1))}
-    plain.update(value for start, _, value in _spelled_spans(text) if not inside(start))
+    plain.update(value for start, _, value in spelled_spans(text) if not inside(start))
     plain.update(factor for pattern, factor in _BARE_SCALE for m in pattern.finditer(text) if not inside(m.start()))
     return plain
 
@@ -158,7 +158,7 @@ def _plain_e(word: str) -> str:
 
 
 @functools.lru_cache(maxsize=16)
-def _spelled_spans(text: str) -> tuple[tuple[int, int, int], ...]:
+def spelled_spans(text: str) -> tuple[tuple[int, int, int], ...]:
     """``(start, end, value)`` of every whole number below a thousand that ``text`` spells in words, in the order
     written. Cached: one decision asks it of the same text for every value it checks."""
     found: list[tuple[int, int, int]] = []
@@ -193,7 +193,7 @@ def _spelled_spans(text: str) -> tuple[tuple[int, int, int], ...]:
 def spelled_numbers(text: str) -> frozenset[int]:
     """The whole numbers below a thousand that ``text`` spells in words, in English or Russian, cardinal or
     ordinal: "twenty-seven", "two hundred and five", «тридцать первый», «ста двадцати» (27, 205, 31, 120)."""
-    return frozenset(value for _, _, value in _spelled_spans(text))
+    return frozenset(value for _, _, value in spelled_spans(text))
 
 
 def _adds(total: int, value: int) -> bool:

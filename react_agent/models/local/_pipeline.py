@@ -19,7 +19,9 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
 * ``after_decoding``: the decoded call (``unique_items``: a list argument loses the items it repeats;
   ``nominative_values``: a Russian name or place copied inflected from the task is put in the nominative,
   :mod:`._morphology`; ``scaled_numbers``: a number that reads only part of a phrase with a scale word gets the
-  phrase's value, :mod:`._numbers`; ``invented_values``: a call with an identifier, address or date nothing gives
+  phrase's value, :mod:`._numbers`; ``duration_values``: the one argument of an
+  object that holds a duration in a unit its name or description states gets the one duration the task writes,
+  in that unit, :mod:`._durations`; ``invented_values``: a call with an identifier, address or date nothing gives
   is decided again without that tool, :mod:`._invented`).
 
 Every technique that acts on the schema or the call keeps a correct call as it is: a grammar technique only states
@@ -29,7 +31,8 @@ answer (a correct call it would have made is kept unless the model gives it less
 ``bench.suites`` and ``bench.bfcl`` measure that on tasks that need a tool), ``fit_check`` likewise only when the
 model itself, asked, says the tool does not fit, ``unique_items`` drops only items the
 task does not repeat, ``nominative_values`` changes only a value the text proves inflected, ``scaled_numbers`` only
-a number the text writes with a scale word and never alone, and ``invented_values`` rejects only a value the text
+a number the text writes with a scale word and never alone, ``duration_values`` only the one duration argument
+when the text writes one duration, and ``invented_values`` rejects only a value the text
 cannot have supplied. ``python -m bench.bfcl --oracle`` checks the grammar and after-decoding stages on correct
 calls.
 ``two_stage`` and ``bare_arguments`` choose what the model reads before it writes the arguments, so they change
@@ -46,6 +49,7 @@ from typing import Any, Literal
 
 from react_agent._types import FINISH, CallContext
 from react_agent.errors import ConfigError
+from react_agent.models.local._durations import argument_unit, in_unit
 from react_agent.models.local._invented import identifier_key, invented, written_integers
 from react_agent.models.local._morphology import nominative
 from react_agent.models.local._numbers import scaled
@@ -65,6 +69,7 @@ __all__ = [
     "bounded_integers",
     "branches",
     "context_identifiers",
+    "duration_values",
     "invented_values",
     "nominative_values",
     "scaled_numbers",
@@ -332,6 +337,32 @@ def scaled_numbers(args: Any, schema: Any, text: str) -> Any:
     return _walk(args, schema, leaf)
 
 
+def duration_values(args: Any, schema: Any, text: str) -> Any:
+    """``args`` with the one argument of an object that holds a duration in a stated unit (its name or description
+    says minutes, hours, seconds, days or weeks; typed ``integer``/``number``) given the one duration ``text``
+    writes, in that unit (:func:`._durations.in_unit`: 90 for ``duration_minutes`` and «полтора часа»). An object
+    with several such arguments (``hours`` and ``minutes``) is left as it is; nested objects are looked at too."""
+    if not isinstance(args, Mapping):
+        return args
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    props = props if isinstance(props, Mapping) else {}
+    out = {key: duration_values(value, props.get(key), text) for key, value in args.items()}
+    units = {name: unit for name, node in props.items()
+             if isinstance(node, Mapping) and node.get("type") in ("integer", "number")
+             and "enum" not in node and "const" not in node
+             and (unit := argument_unit(str(name), node)) is not None}
+    if len(units) != 1:
+        return out
+    ((name, unit),) = units.items()
+    value, node = out.get(name), props[name]
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return out
+    wanted = in_unit(value, unit, text, node, integer=node.get("type") == "integer")
+    if wanted is not None:
+        out[name] = int(wanted) if float(wanted).is_integer() else wanted
+    return out
+
+
 def _arguments(change: Callable[[Any, Any, str], Any]) -> Callable[[Step, CallContext], Step]:
     """A technique that changes a decoded call's arguments by ``change(args, tool schema, text)``."""
     def apply(step: Step, context: CallContext) -> Step:
@@ -383,6 +414,7 @@ PIPELINE: tuple[Technique, ...] = (
     Technique("unique_items", "after_decoding", _arguments(lambda args, _, text: unique_items(args, text))),
     Technique("nominative_values", "after_decoding", _arguments(nominative_values)),
     Technique("scaled_numbers", "after_decoding", _arguments(scaled_numbers)),
+    Technique("duration_values", "after_decoding", _arguments(duration_values)),
     Technique("invented_values", "after_decoding", invented_values),
 )
 """Every technique, in the order they run (stage by stage)."""
