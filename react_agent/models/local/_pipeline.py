@@ -333,7 +333,7 @@ def scaled_numbers(args: Any, schema: Any, text: str) -> Any:
         full = scaled(value, text, integer=kind == "integer")
         if full is None:
             return value
-        return int(full) if kind == "integer" or (isinstance(value, int) and full.is_integer()) else full
+        return int(full) if kind == "integer" or (isinstance(value, int) and float(full).is_integer()) else float(full)
     return _walk(args, schema, leaf)
 
 

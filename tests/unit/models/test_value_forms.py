@@ -142,6 +142,14 @@ def test_scaled_numbers_follow_the_schema_types() -> None:
                                                   "share": 500_000, "other": 150}
 
 
+@pytest.mark.parametrize(("kind", "value"), [("integer", 1000), ("number", 1000), ("number", 1000.0), ("number", 100)])
+def test_a_spelled_scaled_phrase_fixes_ints_and_floats_alike(kind: str, value: float) -> None:
+    schema = {"type": "object", "properties": {"amount": {"type": kind}}}
+    fixed = scaled_numbers({"amount": value}, schema, "Сколько евро в ста тысячах рублей?")
+    assert fixed == {"amount": 100_000}
+    assert type(fixed["amount"]) is (int if kind == "integer" or isinstance(value, int) else float)
+
+
 # --------------------------------------------------------------------------- through the model's pipeline
 def test_the_default_pipeline_fixes_copied_forms_and_keeps_correct_calls() -> None:
     tool = ToolInfo(name="create_deal", parameters={"type": "object", "properties": {
