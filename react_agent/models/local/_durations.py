@@ -35,6 +35,9 @@ _AND_A_HALF = re.compile(r"[ \t]+and\s+a\s+half(?!\w)", re.IGNORECASE)
 _BARE = re.compile(r"(?<!\w)на[ \t]+(?:" + _UNIT + r")(?!\w)", re.IGNORECASE)  # «на час», «на неделю»
 _CLOCK_BEFORE = re.compile(r"(?:(?<!\w)(?:в|к|с|до|после|около|at|by|until|till)[ \t]+)$", re.IGNORECASE)
 _PER_BEFORE = re.compile(r"(?<!\w)(?:twice|once|times|per)[ \t]+$", re.IGNORECASE)
+_BEFORE_WINDOW = 16
+"""How far before a quantity the words that make it a clock time or a frequency are looked for (a bounded window:
+a long tool result full of numbers is read in linear time)."""
 _JOIN = re.compile(r"[ \t]*(?:,|and|и)?[ \t]*$", re.IGNORECASE)
 _WORD_VALUES = {"a": 1, "an": 1, "one": 1, "полтора": 1.5, "полторы": 1.5, "одну": 1, "одна": 1, "один": 1,
                 "одни": 1}
@@ -62,7 +65,8 @@ def _single(text: str) -> list[tuple[int, int, float]]:
     ]
     found: list[tuple[int, int, float]] = []
     for start, end, value in quantities:
-        if _PER_BEFORE.search(text[:start]) and value == 1:
+        before = text[max(0, start - _BEFORE_WINDOW):start]
+        if _PER_BEFORE.search(before) and value == 1:
             continue  # "twice a day", "once a week": a frequency, not a duration
         half = _AND_A_HALF.match(text, end)  # "one and a half hours"
         unit = _AFTER.match(text, half.end() if half else end)
@@ -72,7 +76,7 @@ def _single(text: str) -> list[tuple[int, int, float]]:
         if half is None and (after := _AND_A_HALF.match(text, stop)) is not None:  # "an hour and a half"
             half, stop = after, after.end()
         seconds = (value + (0.5 if half else 0)) * _unit_seconds(unit)
-        if _unit_seconds(unit) == 3600 and _CLOCK_BEFORE.search(text[:start]):
+        if _unit_seconds(unit) == 3600 and _CLOCK_BEFORE.search(before):
             continue  # «в 9 часов», "at 5 hours": a clock time
         found.append((start, stop, seconds))
     for m in _HALF_OF.finditer(text):

@@ -67,10 +67,12 @@ def scaled_amounts(text: str) -> list[tuple[float, float]]:
 def _plain_numbers(text: str, phrases: list[tuple[int, int, float, int]]) -> set[float]:
     """The numbers ``text`` writes on their own: digits or words with no scale word after them, and a scale word
     with no number before it («тысяча рублей», "a million")."""
-    covered = [(start, end) for start, end, _, _ in phrases]
+    covered = bytearray(len(text))  # one flag a character: linear in a long tool result full of numbers
+    for start, end, _, _ in phrases:
+        covered[start:end] = b"\x01" * (end - start)
 
     def inside(position: int) -> bool:
-        return any(start <= position < end for start, end in covered)
+        return bool(covered[position])
 
     plain: set[float] = {_number(m.group(1)) for m in _PLAIN.finditer(text) if not inside(m.start(1))}
     plain.update(value for start, _, value in spelled_spans(text) if not inside(start))
@@ -138,6 +140,7 @@ _WORD_TOKEN = re.compile(r"[A-Za-zА-Яа-яЁё]+")
 _JOIN = re.compile(r"[\s-]*(?:and\s+)?")
 
 
+@functools.lru_cache(maxsize=4096)
 def _word_value(word: str) -> int | None:
     """The number a number word stands for (any case of a Russian one, with the dictionary installed)."""
     low = word.lower()

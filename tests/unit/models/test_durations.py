@@ -110,3 +110,14 @@ def test_the_default_pipeline_fixes_a_misread_duration_and_keeps_the_correct_cal
     assert model.after_decoding(right, context) == right
     off = LocalChatModel(techniques=[t for t in LocalChatModel().techniques if t != "duration_values"])
     assert off.after_decoding(wrong, context) == wrong
+
+
+def test_a_long_tool_result_full_of_numbers_is_read_in_linear_time() -> None:
+    # a guard against a quadratic scan, not a speed claim: the scan that looked back over the whole text for
+    # every number took about 50 s on this text, the bounded one a fraction of a second
+    import time
+
+    text = " ".join(str(i) for i in range(20_000)) + " and then 5 minutes"
+    started = time.perf_counter()
+    assert [s for _, _, s in duration_phrases(text)] == [300]
+    assert time.perf_counter() - started < 20
