@@ -10,6 +10,7 @@ argument is the only one of its object that holds a duration and the text writes
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -29,7 +30,7 @@ _UNITS: tuple[tuple[str, int], ...] = (
 _UNIT = "|".join(f"(?P<u{i}>{pattern})" for i, (pattern, _) in enumerate(_UNITS))
 _AFTER = re.compile(r"(?:[ \t]*|-)(?:" + _UNIT + r")(?!\w)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\w.,:])(\d+(?:[.,]\d+)?)(?![\w:]|[.,]\d)")
-_WORD_BEFORE = re.compile(r"(?<!\w)(an?|one|полтора|полторы|одн[уаи]|один)(?!\w)", re.IGNORECASE)
+_WORD_BEFORE = re.compile(r"(?<!\w)(an?|полтора|полторы|одну|одни)(?!\w)", re.IGNORECASE)
 _HALF_OF = re.compile(r"(?<!\w)(?:half\s+an?[ \t]+|пол-?)(?:" + _UNIT + r")(?!\w)", re.IGNORECASE)
 _AND_A_HALF = re.compile(r"[ \t]+and\s+a\s+half(?!\w)", re.IGNORECASE)
 _BARE = re.compile(r"(?<!\w)на[ \t]+(?:" + _UNIT + r")(?!\w)", re.IGNORECASE)  # «на час», «на неделю»
@@ -39,8 +40,9 @@ _BEFORE_WINDOW = 16
 """How far before a quantity the words that make it a clock time or a frequency are looked for (a bounded window:
 a long tool result full of numbers is read in linear time)."""
 _JOIN = re.compile(r"[ \t]*(?:,|and|и)?[ \t]*$", re.IGNORECASE)
-_WORD_VALUES = {"a": 1, "an": 1, "one": 1, "полтора": 1.5, "полторы": 1.5, "одну": 1, "одна": 1, "один": 1,
-                "одни": 1}
+_WORD_VALUES = {"a": 1, "an": 1, "полтора": 1.5, "полторы": 1.5, "одну": 1, "одни": 1}
+"""Quantity words no number reader gives: articles, «полтора», and the forms of «один» that only the optional
+dictionary would put back to it («одну минуту», «одни сутки»); "one", «один», «одна» are number words."""
 _UNIT_NAMES: tuple[tuple[frozenset[str], int], ...] = (
     (frozenset({"second", "seconds", "sec", "secs", "секунд", "секундах", "секунды"}), 1),
     (frozenset({"minute", "minutes", "min", "mins", "минут", "минутах", "минуты"}), 60),
@@ -56,11 +58,18 @@ def _unit_seconds(match: re.Match[str]) -> int:
     return next(seconds for i, (_, seconds) in enumerate(_UNITS) if match.group(f"u{i}") is not None)
 
 
+@functools.lru_cache(maxsize=16)
+def _written_numbers(text: str) -> tuple[tuple[int, int, float], ...]:
+    """``(start, end, value)`` of every number ``text`` writes in digits or in words. Cached: a decision asks it of
+    the same text for the durations and for the numbers outside them."""
+    return (*((m.start(), m.end(), float(m.group(1).replace(",", "."))) for m in _DIGITS.finditer(text)),
+            *((start, end, float(value)) for start, end, value in spelled_spans(text)))
+
+
 def _single(text: str) -> list[tuple[int, int, float]]:
     """``(start, end, seconds)`` of every quantity-and-unit phrase of ``text`` that is not a clock time."""
     quantities: list[tuple[int, int, float]] = [
-        *((m.start(), m.end(), float(m.group(1).replace(",", "."))) for m in _DIGITS.finditer(text)),
-        *((start, end, float(value)) for start, end, value in spelled_spans(text)),
+        *_written_numbers(text),
         *((m.start(), m.end(), float(_WORD_VALUES[m.group(1).lower()])) for m in _WORD_BEFORE.finditer(text)),
     ]
     found: list[tuple[int, int, float]] = []
@@ -75,10 +84,10 @@ def _single(text: str) -> list[tuple[int, int, float]]:
         stop = unit.end()
         if half is None and (after := _AND_A_HALF.match(text, stop)) is not None:  # "an hour and a half"
             half, stop = after, after.end()
-        seconds = (value + (0.5 if half else 0)) * _unit_seconds(unit)
-        if _unit_seconds(unit) == 3600 and _CLOCK_BEFORE.search(before):
+        per = _unit_seconds(unit)
+        if per == 3600 and _CLOCK_BEFORE.search(before):
             continue  # «в 9 часов», "at 5 hours": a clock time
-        found.append((start, stop, seconds))
+        found.append((start, stop, (value + (0.5 if half else 0)) * per))
     for m in _HALF_OF.finditer(text):
         found.append((m.start(), m.end(), 0.5 * _unit_seconds(m)))
     for m in _BARE.finditer(text):
@@ -111,13 +120,12 @@ def duration_phrases(text: str) -> list[tuple[int, int, float]]:
 
 def _numbers_outside(text: str, start: int, end: int) -> list[float]:
     """The numbers ``text`` writes in digits or words outside ``text[start:end]``."""
-    found = [(m.start(), float(m.group(1).replace(",", "."))) for m in _DIGITS.finditer(text)]
-    found.extend((begin, float(value)) for begin, _, value in spelled_spans(text))
-    return [value for position, value in found if not start <= position < end]
+    return [value for position, _, value in _written_numbers(text) if not start <= position < end]
 
 
 def _smallest_unit(phrase: tuple[int, int, float]) -> float:
-    """The largest unit that divides the phrase's seconds: the next part of a compound duration is smaller."""
+    """The unit a phrase ends in, as the largest unit that divides its seconds (3600 for "2 hours", 60 for "2 hours
+    15 minutes"): the next part of the same duration is smaller than it."""
     seconds = phrase[2]
     return next((unit for _, unit in reversed(_UNITS) if seconds % unit == 0), 1)
 
