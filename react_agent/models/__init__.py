@@ -9,6 +9,7 @@ from react_agent._types import CallContext, ToolInfo
 from react_agent.models._providers import make_model
 from react_agent.models._setup import check_gigachat_settings as check_gigachat_settings  # for the CLI
 from react_agent.models._setup import check_model_setup as check_model_setup  # for the agents
+from react_agent.models._setup import held_settings as held_settings  # for the journal's secrets
 from react_agent.models._setup import setting as setting  # for the journal's secrets
 from react_agent.models._setup import wrapped_models as wrapped_models  # for the journal's secrets
 from react_agent.models._structured import agent_profile as agent_profile  # for other layers

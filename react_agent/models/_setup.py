@@ -15,13 +15,15 @@ from pydantic import BaseModel, SecretStr
 
 from react_agent.errors import ConfigError, MissingPackageError
 
-__all__ = ["check_gigachat_settings", "check_model_setup", "gigachat_has_credentials", "wrapped_models"]
+__all__ = ["check_gigachat_settings", "check_model_setup", "gigachat_has_credentials", "held_settings",
+           "wrapped_models"]
 
 _FILE_SETTINGS = ("ca_bundle_file", "cert_file", "key_file")
 _GIGACHAT_CREDENTIALS = ("credentials", "access_token", "user")
 
 
 _PYDANTIC_GETATTR = getattr(BaseModel, "__getattr__", None)
+_WRAPPING = ("bound", "runnable", "fallbacks")  # where a wrapper holds the models it wraps
 
 
 @functools.lru_cache(maxsize=256)
@@ -48,6 +50,23 @@ def setting(model: Any, name: str) -> Any:
     return (model.model_extra or {}).get(name)
 
 
+def held_settings(model: Any, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The names of ``names``, in order, for which :func:`setting` may give something other than ``None``:
+    all of them, except on a pydantic model with pydantic's own ``__getattr__``, where a name that is none of
+    its fields' values, class attributes, private attributes or extra fields is left out (its setting is
+    ``None``). Finding them at once costs less than asking :func:`setting` for each name."""
+    if not isinstance(model, BaseModel) or getattr(type(model), "__getattr__", None) is not _PYDANTIC_GETATTR:
+        return names
+    fields, declared = vars(model), _class_names(type(model))
+    private = model.__pydantic_private__ or {}
+    extra = model.model_extra or {}
+    if (fields.keys().isdisjoint(names) and declared.isdisjoint(names) and private.keys().isdisjoint(names)
+            and extra.keys().isdisjoint(names)):
+        return ()
+    return tuple(name for name in names
+                 if name in fields or name in declared or name in private or name in extra)
+
+
 def wrapped_models(llm: Any) -> list[Any]:
     """``llm`` and the models it wraps (``bind``, ``with_retry``, ``with_config``, ``with_fallbacks``)."""
     found: list[Any] = []
@@ -57,7 +76,8 @@ def wrapped_models(llm: Any) -> list[Any]:
         if item is None or any(item is f for f in found):
             continue
         found.append(item)
-        todo += [setting(item, "bound"), setting(item, "runnable"), *list(setting(item, "fallbacks") or [])]
+        if held_settings(item, _WRAPPING):  # else all three are None: nothing wrapped
+            todo += [setting(item, "bound"), setting(item, "runnable"), *list(setting(item, "fallbacks") or [])]
     return found
 
 

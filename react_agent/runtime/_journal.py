@@ -60,7 +60,7 @@ from pydantic import BaseModel, SecretBytes, SecretStr
 
 from react_agent._types import AgentResult, AgentStep, Usage
 from react_agent.errors import JournalError, JournalMismatchError
-from react_agent.models import setting, wrapped_models
+from react_agent.models import held_settings, setting, wrapped_models
 from react_agent.tools import Outcome
 
 __all__ = [
@@ -185,7 +185,7 @@ def secret_values(llm: Any) -> tuple[str, ...]:
             declared = dict(setting(model, "lc_secrets") or {})
         except Exception:  # a model with a broken property: fall back to the known names
             declared = {}
-        for name in (*SECRET_FIELDS, *declared):
+        for name in held_settings(model, (*SECRET_FIELDS, *declared)):  # the others are None: no secret
             try:
                 text = _secret_text(setting(model, name))
             except Exception:

@@ -211,3 +211,37 @@ def test_a_key_however_the_model_holds_it_is_masked_in_tool_output(tmp_path: Pat
     assert result.status == "finished"
     assert result.steps[0].observation == "settings: key=***"
     assert key not in journal.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda llm: llm.bind(stop=["\n\n\n"]),
+    lambda llm: llm.with_retry(stop_after_attempt=1),
+    lambda llm: ScriptedChatModel([]).with_fallbacks([llm]),
+    lambda llm: llm.bind(stop=["\n\n\n"]).with_config(run_name="wrapped"),
+], ids=["bind", "with_retry", "fallback", "bind-with_config"])
+def test_the_key_of_a_wrapped_model_is_masked_in_tool_output(tmp_path: Path, wrap: Any) -> None:
+    """The key of a model under ``bind``, ``with_retry``, ``with_config`` or ``with_fallbacks`` is masked in
+    what a tool shows the model and in the journal, as the key of the model itself is."""
+    key = "sk-WRAPPED-KEY-86420"
+    replies = [json.dumps({"action": "show_settings", "action_input": {}}),
+               json.dumps({"action": "FINISH", "action_input": "done"})]
+    journal = tmp_path / "run.jsonl"
+    llm = wrap(ExtraKeyModel(replies, api_key=key))
+    result = ReactAgent(llm, [leaking_tool(key)], journal=journal).run("show the settings")
+    assert result.status == "finished"
+    assert result.steps[0].observation == "settings: key=***"
+    assert key not in journal.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("model", [
+    ScriptedChatModel([]), PropertyKeyModel([]), PrivateKeyModel([]), ExtraKeyModel([], api_key="sk-EXTRA-KEY-97531"),
+    LookupKeyModel([]), ScriptedChatModel([]).bind(stop=["x"]),
+], ids=["plain", "property", "private", "extra", "getattr", "bound"])
+def test_held_settings_leaves_out_only_settings_that_are_none(model: Any) -> None:
+    """``held_settings`` keeps, in order, every name whose ``setting`` is not ``None``."""
+    from react_agent.models._setup import held_settings, setting
+
+    names = ("api_key", "token", "secret_key", "bound", "runnable", "fallbacks", "lc_secrets", "responses", "nothing")
+    held = held_settings(model, names)
+    assert list(held) == [n for n in names if n in held]
+    assert [n for n in names if setting(model, n) is not None and n not in held] == []
