@@ -109,9 +109,42 @@ def _own_copy(args: dict[str, Any]) -> dict[str, Any]:
     """The tool's own copy of its arguments: what it changes in them never reaches the step, the history or
     the journal (which keep what the model sent)."""
     try:
+        copied: dict[str, Any] = _json_copy(args, set())
+        return copied
+    except _NotJson:
+        pass
+    try:
         return copy.deepcopy(args)
     except Exception:  # an argument that cannot be copied (a custom loop passed one): the original
         return args
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+"""The types ``copy.deepcopy`` returns as they are."""
+
+
+class _NotJson(Exception):
+    """A value :func:`_json_copy` leaves to ``copy.deepcopy``."""
+
+
+def _json_copy(value: Any, seen: set[int]) -> Any:
+    """``copy.deepcopy(value)`` of what a JSON reply decodes to - dicts and lists of strings, numbers, booleans
+    and ``None`` - without deepcopy's memo and dispatch; :class:`_NotJson` for anything else, and for a dict or
+    list met twice (deepcopy keeps such sharing)."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if (kind is not dict and kind is not list) or id(value) in seen:
+        raise _NotJson
+    seen.add(id(value))
+    if kind is list:
+        return [_json_copy(item, seen) for item in value]
+    copied = {}
+    for key, item in value.items():
+        if type(key) not in _ATOMS:
+            raise _NotJson
+        copied[key] = _json_copy(item, seen)
+    return copied
 
 
 def failure(agent: Executor, action: AgentAction, exc: Exception, timeout: float | None) -> Outcome:

@@ -4,6 +4,7 @@ approvals under arun, the batch results file, and setup mistakes."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import signal
@@ -276,6 +277,29 @@ async def test_a_tool_that_changes_its_input_changes_no_record(tmp_path: Path, d
     assert step["action_input"] == sent
     resumed = ReactAgent(ScriptedChatModel([]), [mutating_tool()], prompts="en").resume(journal)
     assert resumed.output == "done" and resumed.steps[0].action_input == sent
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize("args", [
+    {}, {"key": "k1"}, {"a": [1, 2.5, None, True, {"b": "c"}], "d": {"e": []}}, {"t": (1, [2])},
+    {"a": (shared := [1]), "b": shared}, {"s": _Text("x")}, {1: "int key"},
+], ids=["empty", "flat", "nested", "tuple", "shared", "str-subclass", "int-key"])
+def test_the_tools_copy_of_its_arguments_is_a_deep_copy(args: dict[Any, Any]) -> None:
+    """What a tool receives equals ``copy.deepcopy`` of the arguments: no container is shared with them,
+    sharing inside them is kept, and values of other types are copied as deepcopy copies them."""
+    from react_agent.core._execute import _own_copy
+
+    copied, expected = _own_copy(args), copy.deepcopy(args)
+    assert copied == expected and type(copied) is dict and copied is not args
+    for key, value in args.items():
+        assert type(copied[key]) is type(expected[key])
+        if isinstance(value, (dict, list)):
+            assert copied[key] is not value
+    if "b" in args and args.get("a") is args.get("b"):
+        assert copied["a"] is copied["b"]
 
 
 # ------------------------------------------------------------------------------------ 10. results file
