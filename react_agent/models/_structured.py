@@ -524,8 +524,9 @@ def model_call_kwargs(llm: Any, schema: Mapping[str, Any] | None, mode: Constrai
     entries of both merged), plus ``react_agent_call=context`` for a model whose class declares
     ``accepts_call_context = True`` (no other model ever sees it). A fresh dict each time; the schema inside is
     shared (do not mutate it)."""
-    extra = {"react_agent_call": context} if context is not None and accepts_call_context(llm) else {}
-    if (schema is None or mode is False) and not _is_openai_client(_layers(llm)[0]):
+    inner = unwrap_model(llm)
+    extra = {"react_agent_call": context} if context is not None and _reads_call_context(type(inner)) else {}
+    if (schema is None or mode is False) and not _is_openai_client(inner):
         return extra  # what the rest gives for any other client, without merging its layers' kwargs
     model, bound = _target(llm)
     compat = _compat(model, bound)
@@ -548,4 +549,17 @@ def agent_profile(llm: Any) -> str | None:
 def accepts_call_context(llm: Any) -> bool:
     """Whether the model under ``llm``'s wrappers declares ``accepts_call_context = True`` (``LocalChatModel``):
     it reads the task, observations and tools of a decision from the ``react_agent_call`` keyword."""
-    return getattr(type(unwrap_model(llm)), "accepts_call_context", False) is True
+    return _reads_call_context(type(unwrap_model(llm)))
+
+
+_CONTEXT_READERS: dict[type, bool] = {}
+
+
+def _reads_call_context(cls: type) -> bool:
+    """Whether the model class declares ``accepts_call_context = True``; remembered per class, like
+    :func:`_kind` (a class without it answers ``getattr`` only through an ``AttributeError``, which a pydantic
+    class makes costly)."""
+    reads = _CONTEXT_READERS.get(cls)
+    if reads is None:
+        reads = _CONTEXT_READERS[cls] = getattr(cls, "accepts_call_context", False) is True
+    return reads

@@ -234,6 +234,8 @@ def _parse(text: str, ctx: _Ctx, allow_plain: bool) -> AgentAction:
 
 def nesting_depth(value: Any, limit: int = MAX_NESTING) -> int:
     """How deep lists, tuples and dicts nest in ``value`` (a scalar: 0), counted up to ``limit + 1``."""
+    if isinstance(value, dict) and not any(isinstance(item, (dict, list, tuple)) for item in value.values()):
+        return 1  # the common case: flat arguments
     deepest, todo = 0, [(value, 1)]
     while todo:
         item, depth = todo.pop()
