@@ -206,6 +206,9 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         review follows the last step (which a reviewing agent publishes after it, with its reflection)."""
         calls = decision.calls
         group = state.iterations if len(calls) > 1 or self.native_llm is not None else None
+        if len(calls) == 1 and calls[0].refusal is None:
+            yield from self._act_once(state, calls[0], reply, group)
+            return
         first, last = len(state.steps) + 1, len(calls) - 1
         drafts = [StepDraft(AgentStep(thought=c.action.thought, action=c.action.action,
                                       action_input=c.action.action_input, raw_output=reply.text,
@@ -225,6 +228,19 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         for k, call in enumerate(calls):
             step = steps.get(k) or completed_step(drafts[k], call.refusal or Outcome(""), 0.0)
             yield from self.record(state, step, review=k == last)
+
+    def _act_once(self, state: RunState, call: _protocols.Call, reply: ModelReply, group: int | None) -> Loop[None]:
+        """:meth:`act` for a decision of one call: the step it would complete from its draft, made once the
+        outcome is known (the same fields, with the arguments as they were before the call)."""
+        action = call.action
+        arguments = dict(action.action_input) if isinstance(action.action_input, dict) else action.action_input
+        started = time.monotonic()
+        outcome: Outcome = yield ToolCall(action)
+        step = AgentStep(thought=action.thought, action=action.action, action_input=arguments, raw_output=reply.text,
+                         duration_s=float(reply.seconds) + (time.monotonic() - started), usage=reply.usage,
+                         call_id=call.call_id, decision=group, observation=outcome.observation,
+                         is_error=outcome.is_error)
+        yield from self.record(state, step, review=True)
 
     @property
     def reviews(self) -> bool:
