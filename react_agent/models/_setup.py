@@ -32,17 +32,31 @@ def _class_names(cls: type) -> frozenset[str]:
     return frozenset(name for klass in cls.__mro__ for name in vars(klass))
 
 
+@functools.lru_cache(maxsize=256)
+def _plain_model(cls: type) -> bool:
+    """Whether ``cls`` is a pydantic model class whose attribute lookup is pydantic's own (no ``__getattr__`` of
+    its own)."""
+    return issubclass(cls, BaseModel) and getattr(cls, "__getattr__", None) is _PYDANTIC_GETATTR
+
+
+@functools.lru_cache(maxsize=1024)
+def _declared_among(cls: type, names: tuple[str, ...]) -> frozenset[str]:
+    """The names of ``names`` that ``cls`` or a base defines."""
+    return _class_names(cls).intersection(names)
+
+
 def setting(model: Any, name: str) -> Any:
     """``getattr(model, name, None)``, without the cost of a failed lookup on a pydantic model (its
     ``__getattr__`` builds an exception for every name it lacks): a pydantic model's values are its fields,
     its class's attributes (properties), its private attributes and its extra fields. Any other object, or a
     model class with its own ``__getattr__``, is asked by ``getattr``."""
-    if not isinstance(model, BaseModel) or getattr(type(model), "__getattr__", None) is not _PYDANTIC_GETATTR:
+    cls: type = type(model)
+    if not _plain_model(cls):
         return getattr(model, name, None)
     fields = vars(model)
     if name in fields:
         return fields[name]
-    if name in _class_names(type(model)):
+    if name in _class_names(cls):
         return getattr(model, name, None)
     private = model.__pydantic_private__ or {}
     if name in private:
@@ -55,13 +69,14 @@ def held_settings(model: Any, names: tuple[str, ...]) -> tuple[str, ...]:
     all of them, except on a pydantic model with pydantic's own ``__getattr__``, where a name that is none of
     its fields' values, class attributes, private attributes or extra fields is left out (its setting is
     ``None``). Finding them at once costs less than asking :func:`setting` for each name."""
-    if not isinstance(model, BaseModel) or getattr(type(model), "__getattr__", None) is not _PYDANTIC_GETATTR:
+    cls: type = type(model)
+    if not _plain_model(cls):
         return names
-    fields, declared = vars(model), _class_names(type(model))
+    fields, declared = vars(model), _declared_among(cls, names)
     private = model.__pydantic_private__ or {}
     extra = model.model_extra or {}
-    if (fields.keys().isdisjoint(names) and declared.isdisjoint(names) and private.keys().isdisjoint(names)
-            and extra.keys().isdisjoint(names)):
+    if (not declared and fields.keys().isdisjoint(names) and (not private or private.keys().isdisjoint(names))
+            and (not extra or extra.keys().isdisjoint(names))):
         return ()
     return tuple(name for name in names
                  if name in fields or name in declared or name in private or name in extra)

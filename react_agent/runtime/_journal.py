@@ -185,7 +185,8 @@ def secret_values(llm: Any) -> tuple[str, ...]:
             declared = dict(setting(model, "lc_secrets") or {})
         except Exception:  # a model with a broken property: fall back to the known names
             declared = {}
-        for name in held_settings(model, (*SECRET_FIELDS, *declared)):  # the others are None: no secret
+        names = (*SECRET_FIELDS, *declared) if declared else SECRET_FIELDS
+        for name in held_settings(model, names):  # the others are None: no secret
             try:
                 text = _secret_text(setting(model, name))
             except Exception:
@@ -197,6 +198,8 @@ def secret_values(llm: Any) -> tuple[str, ...]:
             if text:
                 found.add(text)
         found |= _runtime_tokens(model)
+    if not found:
+        return ()
     variants = {v for s in found for v in (s, json.dumps(s)[1:-1])}
     return tuple(sorted(variants, key=len, reverse=True))
 
