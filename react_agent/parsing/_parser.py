@@ -273,11 +273,11 @@ def _whole_object(text: str, ctx: _Ctx) -> AgentAction | None:
     stripped = text.strip()
     if not (stripped.startswith("{") and stripped.endswith("}")) or "<think" in stripped.lower():
         return None
-    try:
-        obj = _LENIENT.decode(stripped)  # json.loads(stripped, strict=False) without a new decoder per call
+    try:  # json.loads(stripped, strict=False) without a new decoder per call, nor its skips of the whitespace
+        obj, end = _LENIENT.raw_decode(stripped)  # that ``stripped`` has none of, before or after the value
     except (ValueError, RecursionError):
         return None
-    if not isinstance(obj, dict):
+    if end != len(stripped) or not isinstance(obj, dict):  # something after the value: json.loads's "Extra data"
         return None
     if len(obj) == 3 and type(obj.get("thought")) is str and type(obj.get("action")) is str and "action_input" in obj:
         # exactly the protocol's keys: what _unwrap, _looks_like_action and _from_object would make of it
