@@ -19,6 +19,7 @@ MAX_CANDIDATES = 32  # balanced candidates decoded per reply; later ones are ign
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 _FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)```", re.DOTALL)
+_FENCE_ON_ITS_LINE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)\n[ \t]*```", re.DOTALL)
 _MAX_STEPS = 5_000  # regex steps of one scan
 _OPEN = re.compile(r"([\[{]+)")
 _INSIDE = re.compile(r'([\[{]+)|([\]}]+)|("[^"\\]*(?:\\.[^"\\]*)*(")?)', re.DOTALL)
@@ -40,7 +41,7 @@ def extract_json(text: str) -> list[Any]:
     values: list[Any] = []
     budget = Budget()
     tried = 0
-    for source in _FENCE.findall(text) or [text]:
+    for source in _fenced(text) or [text]:
         spans, unclosed = _spans(source, MAX_CANDIDATES - tried)
         cut_off = cut_off or unclosed
         for start, end, depth in spans:
@@ -57,7 +58,15 @@ def extract_json(text: str) -> list[Any]:
 
 def outside_fences(text: str) -> str:
     """``text`` without its fenced code blocks (what :func:`extract_json` skips when there are fences)."""
-    return _FENCE.sub("\n", drop_think(text)[0])
+    text = drop_think(text)[0]
+    return (_FENCE_ON_ITS_LINE if _FENCE_ON_ITS_LINE.search(text) else _FENCE).sub("\n", text)
+
+
+def _fenced(text: str) -> list[str]:
+    """The contents of the fenced code blocks of ``text``: closed by a fence on its own line when the text has
+    such a block (three backticks inside the JSON, as in a string, do not close it), else by the next three
+    backticks (a model that closes the fence right after the value)."""
+    return _FENCE_ON_ITS_LINE.findall(text) or _FENCE.findall(text)
 
 
 def drop_think(text: str) -> tuple[str, bool]:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from react_agent import FINISH, AgentAction, parse_response
 from react_agent.errors import OutputParseError
+from react_agent.parsing import outside_fences
 from react_agent.plan import extract_json
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -286,3 +287,12 @@ def test_plan_parser_adversarial_100kb_is_fast(make: Callable[[], str]) -> None:
     text = make()
     took = best_time(partial(extract_or_cut, text))
     assert took < LIMIT, f"{took * 1000:.1f} ms"
+
+
+def test_three_backticks_inside_a_fenced_plan_do_not_close_its_fence() -> None:
+    """A fence closes on a line of its own; three backticks inside the JSON (a string, a key) belong to it. A fence
+    closed right after the value still closes."""
+    plan = [{"tool": "A", "args": {"```": None, "code": "```py\nx```"}}]
+    assert extract_json(f"Plan:\n```json\n{json.dumps(plan)}\n```\nDone.") == [plan]
+    assert extract_json('x ```json\n{"a": 1}``` y') == [{"a": 1}]
+    assert outside_fences(f"before\n```json\n{json.dumps(plan)}\n```\nafter").split() == ["before", "after"]
