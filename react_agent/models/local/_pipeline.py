@@ -12,7 +12,8 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   ``two_stage``, a tool's arguments are decoded after the action alone, not after the thought, whose summary of
   the task tends to leave values out; ``fit_check``, off unless named: a run's first call is decided again
   without its tool when the model, asked whether that tool does what the task asks, leans to "no");
-* ``grammar``: the answer schema the grammar is built from (``format_patterns``: a ``pattern`` for each
+* ``grammar``: the answer schema the grammar is built from (``email_arguments``: ``format: email`` for a string
+  argument whose name or description says it holds one e-mail address; ``format_patterns``: a ``pattern`` for each
   ``format`` the schema declares; ``bounded_integers``: a small integer range also as an ``enum``, which
   llama.cpp enforces while it ignores ``minimum``/``maximum``; ``context_addresses`` and
   ``context_identifiers``: an address or an identifier only as the text writes one);
@@ -25,16 +26,16 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   is decided again without that tool, :mod:`._invented`).
 
 Every technique that acts on the schema or the call keeps a correct call as it is: a grammar technique only states
-what the schema already requires or what the text writes, ``retry_cut`` acts only on a reply cut by the token
-budget, ``finish_vote`` takes the tools away only when the model itself, asked for the action directly, prefers to
-answer (a correct call it would have made is kept unless the model gives it less probability than FINISH:
-``bench.suites`` and ``bench.bfcl`` measure that on tasks that need a tool), ``fit_check`` likewise only when the
-model itself, asked, says the tool does not fit, ``unique_items`` drops only items the
-task does not repeat, ``nominative_values`` changes only a value the text proves inflected, ``scaled_numbers`` only
-a number the text writes with a scale word and never alone, ``duration_values`` only the one duration argument
-when the text writes one duration, and ``invented_values`` rejects only a value the text
-cannot have supplied. ``python -m bench.bfcl --oracle`` checks the grammar and after-decoding stages on correct
-calls.
+what the schema already requires or what the text writes (``email_arguments`` what the argument's own name or
+description requires, and nothing when the text writes an ``@`` word the e-mail pattern would not admit),
+``retry_cut`` acts only on a reply cut by the token budget, ``finish_vote`` takes the tools away only when the model
+itself, asked for the action directly, prefers to answer (a correct call it would have made is kept unless the model
+gives it less probability than FINISH: ``bench.suites`` and ``bench.bfcl`` measure that on tasks that need a tool),
+``fit_check`` likewise only when the model itself, asked, says the tool does not fit, ``unique_items`` drops only
+items the task does not repeat, ``nominative_values`` changes only a value the text proves inflected,
+``scaled_numbers`` only a number the text writes with a scale word and never alone, ``duration_values`` only the one
+duration argument when the text writes one duration, and ``invented_values`` rejects only a value the text cannot
+have supplied. ``python -m bench.bfcl --oracle`` checks the grammar and after-decoding stages on correct calls.
 ``two_stage`` and ``bare_arguments`` choose what the model reads before it writes the arguments, so they change
 which calls it makes, for better or worse: ``bench.suites`` and ``bench.bfcl`` measure them with and without.
 """
@@ -47,7 +48,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from react_agent._types import FINISH, CallContext
+from react_agent._types import FINISH, CallContext, ToolInfo
 from react_agent.errors import ConfigError
 from react_agent.models.local._durations import argument_unit, in_unit
 from react_agent.models.local._invented import identifier_key, invented, written_integers
@@ -70,6 +71,8 @@ __all__ = [
     "branches",
     "context_identifiers",
     "duration_values",
+    "email_arguments",
+    "email_described",
     "invented_values",
     "nominative_values",
     "scaled_numbers",
@@ -165,6 +168,95 @@ def with_format_patterns(schema: Any) -> Any:
     return out
 
 
+_EMAIL_NAME = re.compile(r"(?:^|_)e_?mail(?:_?address)?$")
+_EMAIL_DESCRIPTION = (
+    re.compile(r"(?:(?:the|an?) )?(?:(?!(?:of|in|for|to|from|with|by|the|an?|and|or)\b)[a-z-]+(?:'s)? ){0,2}"
+               r"e-?mail(?: address)?(?: (?:of|for) .*)?"),
+    re.compile(r"(?:адрес )?(?:электронн(?:ая|ой) почт[аы]|e-?mail|почта)(?: (?!(?:или|либо|и)\b)[а-яё-]+){0,4}"),
+)
+
+
+def email_described(name: str, node: Mapping[str, Any]) -> bool:
+    """Whether an argument called ``name`` with the schema ``node`` holds one e-mail address by its name
+    (``email``, ``to_email``, ``userEmail``, ``email_address``; not ``email_subject`` or ``emails``) or by its
+    description, read up to its first comma, colon or bracket ("Recipient's email address", "Email of the person
+    to share with", «Email получателя», «Адрес электронной почты»; not "Subject of the email", "Email subject",
+    "Unread emails only")."""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    if _EMAIL_NAME.search(snake):
+        return True
+    description = node.get("description")
+    if not isinstance(description, str):
+        return False
+    head = re.split(r"[,:;(\[.!?]", description.strip().lower(), maxsplit=1)[0].strip()
+    head = " ".join(head.replace("\u2019", "'").split())
+    return any(pattern.fullmatch(head) for pattern in _EMAIL_DESCRIPTION)
+
+
+def _plain_string(node: Any) -> bool:
+    return isinstance(node, Mapping) and node.get("type") == "string" \
+        and not any(key in node for key in ("format", "pattern", "enum", "const"))
+
+
+def email_arguments(schema: Any, text: str, tools: Sequence[ToolInfo] = ()) -> Any:
+    """A copy of ``schema`` in which every plain string property that :func:`email_described` finds has
+    ``format: email`` (in the string branch of a nullable ``anyOf`` too), so that ``format_patterns`` and
+    ``context_addresses`` treat it as they treat a declared one. In an answer schema, a tool's arguments are read
+    with the descriptions of that tool's spec in ``tools`` (the schema a grammar is built from may carry none). A
+    property with a ``format``, ``pattern``, ``enum`` or ``const`` of its own is left as it is, and so is the whole
+    schema when ``text`` (the task and the observations) writes an ``@`` word that is no address the pattern admits
+    (``example@.com``): what the user wrote is copied as written."""
+    if any(_ADDRESS["email"].search(word) is None for word in re.findall(r"\S*@\S*", text)):
+        return schema
+    if not isinstance(schema, Mapping) or branches(schema) is None:
+        return _emails(schema, None)
+    specs = {tool.name: tool.parameters for tool in tools}
+    out = dict(schema)
+    out["anyOf"] = [_email_branch(branch, specs) for branch in schema["anyOf"]]
+    return out
+
+
+def _email_branch(branch: Mapping[str, Any], specs: Mapping[str, Any]) -> dict[str, Any]:
+    props = branch["properties"]
+    spec = specs.get(props["action"]["const"])
+    return {**branch, "properties": {**props, "action_input": _emails(props["action_input"], spec)}}
+
+
+def _emails(node: Any, spec: Any) -> Any:
+    """``node`` with ``format: email`` on each property :func:`email_described` finds by its name or by the
+    description that ``node`` or the parallel node of ``spec`` (the tool's own schema) gives it."""
+    if isinstance(node, list):
+        return [_emails(item, spec[i] if isinstance(spec, list) and i < len(spec) else None)
+                for i, item in enumerate(node)]
+    if not isinstance(node, Mapping):
+        return node
+    spec = spec if isinstance(spec, Mapping) else {}
+    out = {key: _emails(value, spec.get(key)) for key, value in node.items()}
+    props = out.get("properties")
+    if isinstance(props, Mapping):
+        given = spec.get("properties") if isinstance(spec.get("properties"), Mapping) else {}
+        out["properties"] = {name: _as_email(name, sub, given.get(name)) for name, sub in props.items()}
+    return out
+
+
+def _as_email(name: Any, node: Any, spec: Any) -> Any:
+    if not isinstance(node, Mapping):
+        return node
+    described = node if "description" in node or not isinstance(spec, Mapping) \
+        else {**node, "description": spec.get("description")}
+    if not email_described(str(name), described):
+        return node
+    if _plain_string(node):
+        return {**node, "format": "email"}
+    options = node.get("anyOf")
+    if isinstance(options, list) and any(_plain_string(option) for option in options) \
+            and all(_plain_string(option) or (isinstance(option, Mapping) and option.get("type") == "null")
+                    for option in options):
+        return {**node, "anyOf": [{**option, "format": "email"} if _plain_string(option) else option
+                                  for option in options]}
+    return node
+
+
 MAX_ENUM_RANGE = 256
 """Integer ranges with at most this many values are enumerated for the grammar (see :func:`bounded_integers`)."""
 
@@ -221,7 +313,7 @@ def context_addresses(schema: Any, text: str) -> Any:
     out = {key: context_addresses(value, text) for key, value in schema.items()}
     fmt = {"idn-email": "email", "url": "uri"}.get(str(out.get("format")), str(out.get("format")))
     if out.get("type") == "string" and fmt in _ADDRESS and "enum" not in out and "const" not in out:
-        found = list(dict.fromkeys(_ADDRESS[fmt].findall(text)))
+        found = list(dict.fromkeys(address.strip("'`") for address in _ADDRESS[fmt].findall(text)))
         if found:
             out["enum"] = found
             out.pop("pattern", None)
@@ -405,6 +497,8 @@ PIPELINE: tuple[Technique, ...] = (
     Technique("finish_vote", "before_decoding", lambda step, _: replace(step, finish_vote=True)),
     Technique("bare_arguments", "before_decoding", lambda step, _: replace(step, bare_arguments=True)),
     Technique("fit_check", "before_decoding", lambda step, _: replace(step, fit_check=True)),
+    Technique("email_arguments", "grammar",
+              lambda step, context: _schema(step, lambda s: email_arguments(s, context.text, context.tools))),
     Technique("format_patterns", "grammar", lambda step, _: _schema(step, with_format_patterns)),
     Technique("bounded_integers", "grammar", lambda step, _: _schema(step, bounded_integers)),
     Technique("context_addresses", "grammar",

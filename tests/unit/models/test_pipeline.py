@@ -12,18 +12,22 @@ from typing import Any
 import pytest
 from completions import Script
 from langchain_core.tools import StructuredTool
+from pydantic import BaseModel, Field
 
 from react_agent import ConfigError, ReactAgent, RunState
-from react_agent._types import FINISH, CallContext
+from react_agent._types import FINISH, CallContext, ToolInfo
 from react_agent.models import LocalChatModel
 from react_agent.models.local import _model
 from react_agent.models.local._pipeline import (
     DEFAULT_TECHNIQUES,
+    FORMAT_PATTERNS,
     OPT_IN_TECHNIQUES,
     PIPELINE,
     REMOVED_TECHNIQUES,
     bounded_integers,
     context_addresses,
+    email_arguments,
+    email_described,
     select,
     unique_items,
     with_format_patterns,
@@ -164,6 +168,65 @@ def test_declared_addresses_are_the_ones_the_context_writes_spelled_as_written()
     assert "enum" not in props["who"]
     assert context_addresses(schema, "no address here") == schema
     _model._grammar_for(json.dumps(context_addresses(schema, text)))
+
+
+@pytest.mark.parametrize(("name", "description"), [
+    ("to", "Recipient's email address"), ("to", "Email получателя"), ("x", "Адрес электронной почты"),
+    ("x", "Email того, кому открыть доступ"), ("x", "Email of the person to share with"), ("x", "Customer email"),
+    ("x", "The e-mail address of the user."), ("x", "Электронная почта клиента"), ("email", ""), ("to_email", ""),
+    ("userEmail", ""), ("email_address", ""), ("emailAddress", ""),
+])
+def test_an_argument_named_or_described_as_one_email_address_is_found(name: str, description: str) -> None:
+    assert email_described(name, {"type": "string", "description": description})
+
+
+@pytest.mark.parametrize(("name", "description"), [
+    ("subject", "Subject of the email"), ("x", "Email subject"), ("x", "Email body text"), ("x", "Body of email"),
+    ("x", "Unread emails only"), ("x", "Recipient emails"), ("query", "What to look for: a name, company or email"),
+    ("x", "Email or phone"), ("x", "Email или телефон"), ("x", "Тема email"), ("x", "Текст письма"),
+    ("x", "Почтовый индекс"), ("email_subject", ""), ("email_body", ""), ("emails", ""), ("to", "Recipient"),
+])
+def test_an_argument_that_only_mentions_email_is_not_taken_for_an_address(name: str, description: str) -> None:
+    assert not email_described(name, {"type": "string", "description": description})
+
+
+def test_an_argument_described_as_an_email_address_gets_the_email_format_from_the_tools_spec() -> None:
+    """The schema a grammar is built from may carry no descriptions: the tool's spec supplies them."""
+    spec = {"type": "object", "properties": {
+        "to": {"type": "string", "description": "Email получателя"}, "subject": {"type": "string"},
+        "backup": {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "Spare email address"},
+        "fixed": {"type": "string", "description": "Email", "enum": ["a@b.io"]}}}
+    bare = {"type": "object", "properties": {name: {k: v for k, v in sub.items() if k != "description"}
+                                             for name, sub in spec["properties"].items()}}
+    schema = {"anyOf": [{"type": "object", "properties": {"action": {"const": "send"}, "action_input": bare}}]}
+    tools = (ToolInfo(name="send", parameters=spec),)
+    props = email_arguments(schema, "Напиши Ольге", tools)["anyOf"][0]["properties"]["action_input"]["properties"]
+    assert props["to"] == {"type": "string", "format": "email"}
+    assert props["backup"]["anyOf"] == [{"type": "string", "format": "email"}, {"type": "null"}]
+    assert props["subject"] == {"type": "string"} and props["fixed"] == bare["properties"]["fixed"]
+    assert email_arguments(spec, "")["properties"]["to"]["format"] == "email"  # a plain schema: its own descriptions
+    assert email_arguments(schema, "Напиши Ольге") == schema  # no spec, no description: nothing to go by
+    model = LocalChatModel()
+    decoded = model.decoding_schema(schema, CallContext(task="Напиши Ольге", tools=tools))
+    to = decoded["anyOf"][0]["properties"]["action_input"]["properties"]["to"]
+    assert to["pattern"] == FORMAT_PATTERNS["email"]  # format_patterns runs after it
+    assert model.decoding_schema(schema, CallContext(task="Напиши Ольге на olga@firm.io", tools=tools))[
+        "anyOf"][0]["properties"]["action_input"]["properties"]["to"]["enum"] == ["olga@firm.io"]
+    _model._grammar_for(json.dumps(decoded))
+
+
+def test_an_at_word_the_email_pattern_cannot_admit_leaves_every_argument_free() -> None:
+    """What the user wrote is copied as written, even when it is no address the pattern admits."""
+    schema = {"type": "object", "properties": {"email": {"type": "string"}}}
+    assert email_arguments(schema, "Set the email to example@.com") == schema
+    assert email_arguments(schema, "Пиши на @ivan в телеграме") == schema
+    assert email_arguments(schema, "Set it to 'john@site.org'")["properties"]["email"]["format"] == "email"
+
+
+def test_a_declared_address_is_read_without_the_quotes_around_it() -> None:
+    schema = {"type": "object", "properties": {"to": {"type": "string", "format": "email"}}}
+    props = context_addresses(schema, "Update 'email':'johndoe@email.com' and `a.b@c.io`")["properties"]
+    assert props["to"]["enum"] == ["johndoe@email.com", "a.b@c.io"]
 
 
 def test_bounded_integers_enumerate_small_ranges_only() -> None:
@@ -342,6 +405,39 @@ def test_an_invented_call_is_decided_again_after_a_note_in_the_tasks_language(fa
     assert "Для apply_discount нужно deal_id" in again["prompt"] and '"deal_id": 1' in again["prompt"]
     assert again["max_tokens"] == 64
     assert "Для apply_discount" not in llama.calls[4]["prompt"]  # the next decision starts clean
+
+
+def test_an_address_nothing_gives_is_looked_up_first_when_the_description_asks_for_an_email(
+        fake_llama: Any, grammars: list[str]) -> None:
+    """The tool's schema declares no format, its description says the argument is an e-mail address: the grammar
+    admits addresses only, so an address the model makes up for a name is told apart and looked up first."""
+    def find_contacts(query: str) -> str:
+        """Find contacts by name."""
+        return '[{"name": "Алексей Морозов", "email": "morozov@romashka.ru"}]'
+
+    def send_email(to: str, subject: str) -> str:
+        """Send an email."""
+        return f"sent to {to}"
+
+    class Email(BaseModel):
+        to: str = Field(description="Email получателя")
+        subject: str = Field(description="Тема письма")
+
+    tools = [StructuredTool.from_function(find_contacts),
+             StructuredTool.from_function(send_email, args_schema=Email)]
+    llama = fake_llama('{"thought": "t", "action": "send_email", ', '{"to": "morozov@mail.ru", "subject": "Встреча"}}',
+                       '{"thought": "найду адрес", "action": "find_contacts", ', '{"query": "Морозов"}}',
+                       '{"thought": "t", "action": "send_email", ',
+                       '{"to": "morozov@romashka.ru", "subject": "Встреча"}}',
+                       '{"thought": "готово", "action": "FINISH", ', ' "Письмо отправлено."}')
+    result = ReactAgent(LocalChatModel(), tools, max_iterations=4).run("Напиши Морозову письмо с темой «Встреча»")
+    assert result.status == "finished"
+    assert [(s.action, s.action_input) for s in result.steps[:2]] == [
+        ("find_contacts", {"query": "Морозов"}), ("send_email", {"to": "morozov@romashka.ru", "subject": "Встреча"})]
+    first_args = json.loads(next(g for g in grammars if '"subject"' in g and "anyOf" not in g))
+    assert first_args["properties"]["to"]["pattern"] == FORMAT_PATTERNS["email"]
+    assert "subject" not in first_args["properties"] or "pattern" not in first_args["properties"]["subject"]
+    assert "Для send_email нужно to" in llama.calls[2]["prompt"]
 
 
 # --------------------------------------------------------------------------- the finish vote
