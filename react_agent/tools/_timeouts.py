@@ -22,7 +22,7 @@ import contextvars
 import queue
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = [
     "DaemonExecutor",
@@ -64,13 +64,18 @@ def in_daemon_thread(fn: Callable[[], T], *, name: str = "call") -> concurrent.f
         else:
             future.set_result(result)
 
+    _submit(work)
+    return future
+
+
+def _submit(job: Callable[[], None]) -> None:
+    """Run ``job`` on an idle worker of the pool, or on a new daemon thread when none is idle."""
     with _IDLE_LOCK:
         worker = _IDLE.pop() if _IDLE else None
     if worker is None:
         worker = _Worker()
         worker.start()
-    worker.jobs.put(work)
-    return future
+    worker.jobs.put(job)
 
 
 _IDLE: list[_Worker] = []
@@ -163,14 +168,24 @@ async def acall_in_thread(fn: Callable[[], T], seconds: float | None, *, name: s
 
     After ``seconds`` (``None``: no limit) :class:`DeadlineExceeded` is raised and the thread is
     abandoned. Use it for blocking work under ``arun`` so that ``asyncio.run`` can return and the
-    interpreter exit even when the work never ends.
+    interpreter exit even when the work never ends. The worker hands its result straight to the
+    awaiting loop (no ``concurrent.futures.Future`` in between).
     """
     if seconds is not None and seconds <= 0:
         raise DeadlineExceeded
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[T] = loop.create_future()
-    future = in_daemon_thread(fn, name=name)
-    future.add_done_callback(lambda f: _deliver(loop, waiter, f))
+    ctx = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            result = ctx.run(fn)
+        except BaseException as exc:  # delivered to whoever waits; dropped when abandoned
+            _deliver(loop, waiter, None, exc)
+        else:
+            _deliver(loop, waiter, result, None)
+
+    _submit(work)
     if seconds is None:  # no limit: wait for the result itself (a cancelled run cancels the waiter with it)
         return await waiter
     try:
@@ -184,18 +199,20 @@ async def acall_in_thread(fn: Callable[[], T], seconds: float | None, *, name: s
     return waiter.result()
 
 
-def _deliver(loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[T], future: concurrent.futures.Future[T]) -> None:
-    def transfer() -> None:
-        if waiter.done():
-            return
-        exc = future.exception()
-        if exc is None:
-            waiter.set_result(future.result())
-        else:
-            waiter.set_exception(exc)
-
+def _deliver(loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[T], result: T | None,
+             exc: BaseException | None) -> None:
+    """Hand a worker's result (or exception) to ``waiter`` on its loop, unless it is done (cancelled)."""
     with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-        loop.call_soon_threadsafe(transfer)
+        loop.call_soon_threadsafe(_transfer, waiter, result, exc)
+
+
+def _transfer(waiter: asyncio.Future[T], result: T | None, exc: BaseException | None) -> None:
+    if waiter.done():
+        return
+    if exc is None:
+        waiter.set_result(cast(T, result))
+    else:
+        waiter.set_exception(exc)
 
 
 def run_awaitable_within(make: Callable[[], Awaitable[T]], seconds: float | None, *, name: str = "async") -> T:
@@ -268,6 +285,20 @@ def native_async(model: Any) -> bool:
     ``asyncio.run`` joins at the end, so a hung call would hang the process. Anything that is not a
     LangChain model is taken as natively async.
     """
+    cls = type(model)
+    if model.__class__ is not cls:  # a proxy that claims another class (a mock with a spec): asked each time
+        return _native_async_uncached(model)
+    native = _NATIVE.get(cls)
+    if native is None:
+        native = _NATIVE[cls] = _native_async_uncached(model)
+    return native
+
+
+_NATIVE: dict[type, bool] = {}
+""":func:`native_async` per model class (the answer depends on the class alone)."""
+
+
+def _native_async_uncached(model: Any) -> bool:
     from langchain_core.language_models import BaseChatModel, BaseLLM, SimpleChatModel
     from langchain_core.language_models.llms import LLM
 
