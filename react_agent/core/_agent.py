@@ -39,7 +39,13 @@ from react_agent.core._render import check_examples, example_variables, history_
 from react_agent.core._repetition import MAX_FAILURES, MAX_REPEATS, failures, repeats
 from react_agent.errors import ConfigError, OutputParseError
 from react_agent.integrations import AgentRunnable, output_json_schema, structured_answer
-from react_agent.models import check_model_setup, model_call_kwargs, resolve_mode, structured_kwargs
+from react_agent.models import (
+    accepts_call_context,
+    check_model_setup,
+    model_call_kwargs,
+    resolve_mode,
+    structured_kwargs,
+)
 from react_agent.parsing import parse_response
 from react_agent.runtime import (
     Loop,
@@ -117,6 +123,8 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
                                          parameters=self.registry.schemas[name])
                                 for name, tool in self.registry.tools.items())
         self.valid_call = partial(_execute.valid_call, self.registry)
+        self.reads_call_context = accepts_call_context(llm)
+        """Whether the model reads a decision's :class:`CallContext` (only then is one built per decision)."""
         self.native_llm = (None if self.config.protocol == "text" else _protocols.bind_native(
             llm, self.registry, None if output is None else output_json_schema(output)))
         """Under ``protocol="native"``: the model with the tools bound (``llm.bind_tools``), for decisions."""
@@ -254,7 +262,7 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         if self.native_llm is not None:
             return ModelCall(self.build_native_messages(state), "decision", tool_calls=True)
         return ModelCall(self.build_messages(state), "decision", self._decision_schema,
-                         context=self.call_context(state))
+                         context=self.call_context(state) if self.reads_call_context else None)
 
     def decide(self, state: RunState, reply: ModelReply) -> _protocols.Decision:
         """The model's decision in its reply; raises :class:`OutputParseError` when the text protocol cannot

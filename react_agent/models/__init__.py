@@ -12,6 +12,7 @@ from react_agent.models._setup import check_model_setup as check_model_setup  # 
 from react_agent.models._setup import held_settings as held_settings  # for the journal's secrets
 from react_agent.models._setup import setting as setting  # for the journal's secrets
 from react_agent.models._setup import wrapped_models as wrapped_models  # for the journal's secrets
+from react_agent.models._structured import accepts_call_context as accepts_call_context  # for other layers
 from react_agent.models._structured import agent_profile as agent_profile  # for other layers
 from react_agent.models._structured import model_call_kwargs as model_call_kwargs  # for other layers
 from react_agent.models._structured import resolve_mode as resolve_mode

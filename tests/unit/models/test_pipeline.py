@@ -7,7 +7,7 @@ import json
 import shutil
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from completions import Script
@@ -15,7 +15,7 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
 
 from react_agent import ConfigError, ReactAgent, RunState
-from react_agent._types import FINISH, CallContext, ToolInfo
+from react_agent._types import FINISH, AgentStep, CallContext, ToolInfo
 from react_agent.models import LocalChatModel
 from react_agent.models.local import _model
 from react_agent.models.local._pipeline import (
@@ -368,6 +368,26 @@ def test_models_that_do_not_declare_it_never_see_the_call_context() -> None:
     model = ScriptedChatModel(['{"thought": "t", "action": "FINISH", "action_input": "ok"}'])
     ReactAgent(model, [BOOK]).run("hi")
     assert "react_agent_call" not in model.calls[0].kwargs
+
+
+class _ReadsContext(ScriptedChatModel):
+    accepts_call_context: ClassVar[bool] = True
+
+
+def test_a_decision_carries_a_call_context_only_for_a_model_that_reads_it() -> None:
+    """The context is built per decision only when the model declares it reads it; the prompt is the same."""
+    reply = '{"thought": "t", "action": "FINISH", "action_input": "ok"}'
+    plain, reading = ReactAgent(ScriptedChatModel([reply]), [BOOK]), ReactAgent(_ReadsContext([reply]), [BOOK])
+    state = RunState("book a meeting")
+    state.steps.append(AgentStep(thought="t", action="book_meeting", action_input={"duration_minutes": 15},
+                                 observation="booked"))
+    assert (plain.reads_call_context, reading.reads_call_context) == (False, True)
+    assert plain.decision_call(state).context is None
+    assert reading.decision_call(state).context == reading.call_context(state)
+    assert reading.call_context(state).observations == ("booked",)
+    assert plain.decision_call(state).messages == reading.decision_call(state).messages
+    assert plain.run("hi").output == reading.run("hi").output == "ok"
+    assert "react_agent_call" in reading.llm.calls[0].kwargs
 
 
 def test_a_direct_call_without_context_works_and_a_wrong_context_is_a_type_error(fake_llama: Any) -> None:
