@@ -19,8 +19,10 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import functools
 import queue
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
@@ -49,23 +51,35 @@ def in_daemon_thread(fn: Callable[[], T], *, name: str = "call") -> concurrent.f
 
     An idle worker of a small pool is reused when there is one (a call under ``arun`` costs no thread
     start); a worker whose call hangs is simply never idle again, and new work gets a new daemon thread.
-    The future cannot be cancelled once started.
+    The future is running from the start: it cannot be cancelled.
     """
     future: concurrent.futures.Future[T] = concurrent.futures.Future()
+    future.set_running_or_notify_cancel()
+    _submit(_job(fn, functools.partial(_settle, future)))
+    return future
+
+
+def _job(fn: Callable[[], T], deliver: Callable[[T | None, BaseException | None], None]) -> Callable[[], None]:
+    """``fn`` as a worker's job, run in a copy of the caller's context; ``deliver(result, exception)`` gets
+    its outcome (whoever waits receives it; an abandoned call's outcome is dropped)."""
     ctx = contextvars.copy_context()
 
     def work() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
         try:
             result = ctx.run(fn)
-        except BaseException as exc:  # delivered to whoever waits; dropped when abandoned
-            future.set_exception(exc)
+        except BaseException as exc:
+            deliver(None, exc)
         else:
-            future.set_result(result)
+            deliver(result, None)
 
-    _submit(work)
-    return future
+    return work
+
+
+def _settle(future: concurrent.futures.Future[T], result: T | None, exc: BaseException | None) -> None:
+    if exc is None:
+        future.set_result(cast(T, result))
+    else:
+        future.set_exception(exc)
 
 
 def _submit(job: Callable[[], None]) -> None:
@@ -175,17 +189,7 @@ async def acall_in_thread(fn: Callable[[], T], seconds: float | None, *, name: s
         raise DeadlineExceeded
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[T] = loop.create_future()
-    ctx = contextvars.copy_context()
-
-    def work() -> None:
-        try:
-            result = ctx.run(fn)
-        except BaseException as exc:  # delivered to whoever waits; dropped when abandoned
-            _deliver(loop, waiter, None, exc)
-        else:
-            _deliver(loop, waiter, result, None)
-
-    _submit(work)
+    _submit(_job(fn, functools.partial(_deliver, loop, waiter)))
     if seconds is None:  # no limit: wait for the result itself (a cancelled run cancels the waiter with it)
         return await waiter
     try:
@@ -294,7 +298,7 @@ def native_async(model: Any) -> bool:
     return native
 
 
-_NATIVE: dict[type, bool] = {}
+_NATIVE: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 """:func:`native_async` per model class (the answer depends on the class alone)."""
 
 

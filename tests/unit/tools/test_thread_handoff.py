@@ -2,7 +2,8 @@
 
 - ``acall_in_thread`` hands the worker's result or exception to the awaiting loop, runs the work with a copy
   of the caller's context, raises ``DeadlineExceeded`` at its limit and drops a late result;
-- ``native_async`` answers per model class the same as it answers each time for a proxy object.
+- ``native_async`` answers per model class the same as it answers each time for a proxy object, and its
+  per-class memory does not keep a class alive.
 """
 
 from __future__ import annotations
@@ -113,3 +114,20 @@ def test_a_proxy_that_claims_a_model_class_is_asked_each_time() -> None:
     assert isinstance(proxy, BaseChatModel)
     assert native_async(proxy) is False  # as for the class it claims: no _agenerate of its own below BaseChatModel
     assert native_async(object()) is True
+
+
+def test_the_per_class_answer_does_not_keep_a_model_class_alive() -> None:
+    import gc
+    import weakref
+
+    def make_class() -> type:
+        class Transient(_SyncOnly):
+            pass
+        return Transient
+
+    cls = make_class()
+    assert native_async(cls()) is False
+    ref = weakref.ref(cls)
+    del cls
+    gc.collect()
+    assert ref() is None
