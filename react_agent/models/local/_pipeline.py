@@ -153,6 +153,17 @@ FORMAT_PATTERNS: dict[str, str] = {
 (the converter ignores ``format`` itself). The character classes leave out ``"``, ``\\`` and spaces."""
 
 
+_FIXED_VALUE = ("enum", "const")
+"""Schema keywords that list the values a node may take."""
+_FIXED_FORM = (*_FIXED_VALUE, "format", "pattern")
+"""Schema keywords that fix the form of a node's value (its values, or their spelling)."""
+
+
+def _fixes_form(node: Mapping[str, Any], keywords: tuple[str, ...] = _FIXED_FORM) -> bool:
+    """Whether the schema ``node`` has one of ``keywords`` (by default, any that fixes its value's form)."""
+    return any(key in node for key in keywords)
+
+
 def with_format_patterns(schema: Any) -> Any:
     """A copy of ``schema`` in which every plain string node with a ``format`` of :data:`FORMAT_PATTERNS` has
     that ``pattern`` too (a node that already has ``pattern``, ``enum`` or ``const`` is left as it is)."""
@@ -163,7 +174,7 @@ def with_format_patterns(schema: Any) -> Any:
     out = {key: with_format_patterns(value) for key, value in schema.items()}
     fmt = out.get("format")
     if out.get("type") == "string" and isinstance(fmt, str) and fmt in FORMAT_PATTERNS \
-            and not any(key in out for key in ("pattern", "enum", "const")):
+            and "pattern" not in out and not _fixes_form(out, _FIXED_VALUE):
         out["pattern"] = FORMAT_PATTERNS[fmt]
     return out
 
@@ -194,8 +205,7 @@ def email_described(name: str, node: Mapping[str, Any]) -> bool:
 
 
 def _plain_string(node: Any) -> bool:
-    return isinstance(node, Mapping) and node.get("type") == "string" \
-        and not any(key in node for key in ("format", "pattern", "enum", "const"))
+    return isinstance(node, Mapping) and node.get("type") == "string" and not _fixes_form(node)
 
 
 def email_arguments(schema: Any, text: str, tools: Sequence[ToolInfo] = ()) -> Any:
@@ -274,7 +284,7 @@ def bounded_integers(schema: Any) -> Any:
     if not isinstance(schema, Mapping):
         return schema
     out = {key: bounded_integers(value) for key, value in schema.items()}
-    if out.get("type") != "integer" or "enum" in out or "const" in out:
+    if out.get("type") != "integer" or _fixes_form(out, _FIXED_VALUE):
         return out
     low, high = _bound(out, "minimum", "exclusiveMinimum", 1), _bound(out, "maximum", "exclusiveMaximum", -1)
     if low is not None and high is not None and 0 <= high - low < MAX_ENUM_RANGE:
@@ -312,7 +322,7 @@ def context_addresses(schema: Any, text: str) -> Any:
         return schema
     out = {key: context_addresses(value, text) for key, value in schema.items()}
     fmt = {"idn-email": "email", "url": "uri"}.get(str(out.get("format")), str(out.get("format")))
-    if out.get("type") == "string" and fmt in _ADDRESS and "enum" not in out and "const" not in out:
+    if out.get("type") == "string" and fmt in _ADDRESS and not _fixes_form(out, _FIXED_VALUE):
         found = list(dict.fromkeys(address.strip("'`") for address in _ADDRESS[fmt].findall(text)))
         if found:
             out["enum"] = found
@@ -345,7 +355,7 @@ def context_identifiers(schema: Any, text: str) -> Any:
 
 def _written_identifier(name: str, node: Any, numbers: Sequence[int]) -> Any:
     if not identifier_key(str(name)) or not isinstance(node, Mapping) or node.get("type") != "integer" \
-            or "enum" in node or "const" in node:
+            or _fixes_form(node, _FIXED_VALUE):
         return node
     low, high = node.get("minimum", -math.inf), node.get("maximum", math.inf)
     allowed = [n for n in numbers if isinstance(low, (int, float)) and isinstance(high, (int, float))
@@ -386,9 +396,6 @@ def _mentions(item: str, text: str) -> int:
     return max(1, len(re.findall(r"(?<!\w)" + re.escape(item) + r"(?!\w)", text, re.IGNORECASE)))
 
 
-_FIXED_FORM = ("enum", "const", "format", "pattern")
-
-
 def _walk(args: Any, schema: Any, leaf: Callable[[Any, Mapping[str, Any]], Any]) -> Any:
     """``args`` with ``leaf(value, its schema node)`` applied to every value that is no object or list, at any
     depth (a schema node is ``{}`` where the schema does not say)."""
@@ -407,7 +414,7 @@ def nominative_values(args: Any, schema: Any, text: str) -> Any:
     inflected put in the nominative (:func:`._morphology.nominative`). Strings whose ``schema`` node fixes their
     form (``enum``, ``const``, ``format``, ``pattern``) are left as they are."""
     def leaf(value: Any, node: Mapping[str, Any]) -> Any:
-        if not isinstance(value, str) or any(key in node for key in _FIXED_FORM):
+        if not isinstance(value, str) or _fixes_form(node):
             return value
         return nominative(value, text)
     return _walk(args, schema, leaf)
@@ -420,7 +427,7 @@ def scaled_numbers(args: Any, schema: Any, text: str) -> Any:
     def leaf(value: Any, node: Mapping[str, Any]) -> Any:
         kind = node.get("type")
         if not isinstance(value, (int, float)) or isinstance(value, bool) or kind not in ("integer", "number") \
-                or "enum" in node or "const" in node:
+                or _fixes_form(node, _FIXED_VALUE):
             return value
         full = scaled(value, text, integer=kind == "integer")
         if full is None:
