@@ -61,18 +61,30 @@ def in_daemon_thread(fn: Callable[[], T], *, name: str = "call") -> concurrent.f
 
 def _job(fn: Callable[[], T], deliver: Callable[[T | None, BaseException | None], None]) -> Callable[[], None]:
     """``fn`` as a worker's job, run in a copy of the caller's context; ``deliver(result, exception)`` gets
-    its outcome (whoever waits receives it; an abandoned call's outcome is dropped)."""
+    its outcome (whoever waits receives it; an abandoned call's outcome is dropped).
+
+    A ``StopIteration`` (an exhausted ``next()`` in a tool or a scripted model) cannot be set on a future, so
+    it is delivered as a ``RuntimeError`` caused by it, as a coroutine raises it (PEP 479), instead of leaving
+    the caller waiting forever."""
     ctx = contextvars.copy_context()
 
     def work() -> None:
         try:
             result = ctx.run(fn)
+        except StopIteration as exc:
+            deliver(None, _escaped(exc))
         except BaseException as exc:
             deliver(None, exc)
         else:
             deliver(result, None)
 
     return work
+
+
+def _escaped(exc: StopIteration) -> RuntimeError:
+    error = RuntimeError(f"the call raised StopIteration{f': {exc}' if str(exc) else ''}")
+    error.__cause__ = exc
+    return error
 
 
 def _settle(future: concurrent.futures.Future[T], result: T | None, exc: BaseException | None) -> None:

@@ -28,12 +28,14 @@ import pytest
 from conftest import call, finish
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from pydantic import BaseModel
 
 from react_agent import ConfigError, ReactAgent, parse_response
 from react_agent.testing import ScriptedChatModel
+from react_agent.tools import call_within
 from react_agent.tools._registry import ToolRegistry, name_problem, stringify, tool_outcome
 
 
@@ -232,6 +234,49 @@ def test_an_async_tool_under_run_sees_a_running_loop_and_may_use_executors(mode:
         return await loop.run_in_executor(None, lambda: f"value {x}")
 
     assert run_one([uses_loop], "uses_loop", {"x": 7}, mode=mode, timeout=5).observation == "value 7"
+
+
+def _drained() -> str:
+    return next(iter([]))
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_tool_that_raises_stop_iteration_gives_an_error_observation_never_a_hang(mode: str,
+                                                                                 timeout: float | None) -> None:
+    def drains(x: int) -> str:
+        """Take the next item of an empty iterator."""
+        return _drained()
+
+    step = call_within(lambda: run_one([drains], "drains", {"x": 1}, mode=mode, timeout=timeout), 30)
+    assert step.is_error and "StopIteration" in step.observation
+
+
+def test_an_async_tool_whose_executor_work_raises_stop_iteration_gets_the_error_under_run() -> None:
+    @tool
+    async def drains_in_executor(x: int) -> str:
+        """Take the next item of an empty iterator in the loop's executor."""
+        return await asyncio.get_running_loop().run_in_executor(None, _drained)
+
+    step = call_within(lambda: run_one([drains_in_executor], "drains_in_executor", {"x": 1}), 30)
+    assert step.is_error and "StopIteration" in step.observation
+
+
+class _DrainedModel(BaseChatModel):
+    """A sync-only chat model whose replies ran out: ``next()`` of an exhausted iterator."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "drained"
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        return _drained()
+
+
+def test_a_sync_model_that_raises_stop_iteration_under_arun_ends_the_run_with_the_error() -> None:
+    agent = ReactAgent(_DrainedModel(), [add_decorated])
+    result = call_within(lambda: asyncio.run(agent.arun("task")), 30)
+    assert result.status == "error" and "StopIteration" in (result.error or "")
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

@@ -1,7 +1,8 @@
 """Sync work awaited from async code, and the per-class answer of whether a model has async code of its own.
 
-- ``acall_in_thread`` hands the worker's result or exception to the awaiting loop, runs the work with a copy
-  of the caller's context, raises ``DeadlineExceeded`` at its limit and drops a late result;
+- ``acall_in_thread`` hands the worker's result or exception to the awaiting loop (a ``StopIteration``, which
+  no future can hold, as a ``RuntimeError``), runs the work with a copy of the caller's context, raises
+  ``DeadlineExceeded`` at its limit and drops a late result;
 - ``native_async`` answers per model class the same as it answers each time for a proxy object, and its
   per-class memory does not keep a class alive.
 """
@@ -40,6 +41,20 @@ def test_an_exception_of_the_work_is_raised_to_the_caller() -> None:
 
     with pytest.raises(ValueError, match="broken"):
         asyncio.run(main())
+
+
+def _exhausted() -> str:
+    return next(iter([]))
+
+
+@pytest.mark.parametrize("seconds", [None, 5.0])
+def test_a_stop_iteration_of_the_work_reaches_the_caller_as_a_runtime_error(seconds: float | None) -> None:
+    async def main() -> None:
+        with pytest.raises(RuntimeError, match="StopIteration") as caught:
+            await asyncio.wait_for(acall_in_thread(_exhausted, seconds), 10)  # a lost result would time out here
+        assert isinstance(caught.value.__cause__, StopIteration)
+
+    asyncio.run(main())
 
 
 def test_the_work_sees_the_callers_context() -> None:
