@@ -50,6 +50,7 @@ from typing import Any, Literal
 
 from react_agent._types import FINISH, CallContext, ToolInfo
 from react_agent.errors import ConfigError
+from react_agent.models.local._addresses import email_addresses, email_words, is_email_word, uris
 from react_agent.models.local._durations import argument_unit, in_unit
 from react_agent.models.local._invented import identifier_key, invented, written_integers
 from react_agent.models.local._morphology import nominative
@@ -216,7 +217,7 @@ def email_arguments(schema: Any, text: str, tools: Sequence[ToolInfo] = ()) -> A
     property with a ``format``, ``pattern``, ``enum`` or ``const`` of its own is left as it is, and so is the whole
     schema when ``text`` (the task and the observations) writes an ``@`` word that is no address the pattern admits
     (``example@.com``): what the user wrote is copied as written."""
-    if any(_ADDRESS["email"].search(word) is None for word in re.findall(r"\S*@\S*", text)):
+    if not all(is_email_word(word) for word in email_words(text)):
         return schema
     if not isinstance(schema, Mapping) or branches(schema) is None:
         return _emails(schema, None)
@@ -308,8 +309,7 @@ def _bound(schema: Mapping[str, Any], inclusive: str, exclusive: str, step: int)
     return max(candidates) if step > 0 else min(candidates)
 
 
-_ADDRESS = {"email": re.compile(r'[^@\s"\\<>(),;:]+@[^@\s"\\<>(),;:]+\.[^@\s"\\<>(),;:.]+'),
-            "uri": re.compile(r'[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"\\<>]+[^\s"\\<>.,;:!?)]')}
+_ADDRESSES: dict[str, Callable[[str], list[str]]] = {"email": email_addresses, "uri": uris}
 
 
 def context_addresses(schema: Any, text: str) -> Any:
@@ -322,8 +322,8 @@ def context_addresses(schema: Any, text: str) -> Any:
         return schema
     out = {key: context_addresses(value, text) for key, value in schema.items()}
     fmt = {"idn-email": "email", "url": "uri"}.get(str(out.get("format")), str(out.get("format")))
-    if out.get("type") == "string" and fmt in _ADDRESS and not _fixes_form(out, _FIXED_VALUE):
-        found = list(dict.fromkeys(address.strip("'`") for address in _ADDRESS[fmt].findall(text)))
+    if out.get("type") == "string" and fmt in _ADDRESSES and not _fixes_form(out, _FIXED_VALUE):
+        found = list(dict.fromkeys(address.strip("'`") for address in _ADDRESSES[fmt](text)))
         if found:
             out["enum"] = found
             out.pop("pattern", None)
