@@ -47,10 +47,14 @@ class _Body(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+MAX_TASK_CHARS = 100_000
+"""The longest task a request may give (``POST /runs``, the last user message of a chat completion)."""
+
+
 class RunRequest(_Body):
     """``POST /runs``: the task, the conversation thread it continues, and per-run session values."""
 
-    task: str = Field(min_length=1, max_length=100_000)
+    task: str = Field(min_length=1, max_length=MAX_TASK_CHARS)
     thread_id: str | None = Field(None, min_length=1, max_length=200)
     session: dict[str, str | int | float | bool] | None = None
 
@@ -241,9 +245,14 @@ def create_app(agent_or_factory: BaseAgent | Callable[[], BaseAgent], *,
 
         @app.post("/v1/chat/completions", dependencies=auth)
         async def chat(body: ChatRequest) -> Any:
-            task, history = _chat_turns(body.messages)
+            turns = _chat_turns(body.messages)
+            if turns is None:
+                raise fastapi.HTTPException(400, "the messages hold no user message: the run's task is the last one")
+            task, history = turns
             if not task.strip():
                 raise fastapi.HTTPException(400, "the last user message is empty")
+            if len(task) > MAX_TASK_CHARS:
+                raise fastapi.HTTPException(400, f"the last user message is longer than {MAX_TASK_CHARS:,} characters")
             try:
                 record = await asyncio.to_thread(registry.submit, task, thread_id=None, session=None,
                                                  history=history)
@@ -263,9 +272,10 @@ def _static(name: str) -> str:
 
 
 def _after(header: str | None) -> int:
-    """The first event index to send: after ``Last-Event-ID`` (a reconnecting client), else 0."""
+    """The first event index to send: after ``Last-Event-ID`` (a reconnecting client), else 0 (also for an id that
+    is no event's: not a number, or negative)."""
     try:
-        return int(header) + 1 if header is not None else 0
+        return max(int(header) + 1, 0) if header is not None else 0
     except ValueError:
         return 0
 
@@ -310,9 +320,11 @@ async def _sse(record: RunRecord, start: int, masker: Masker) -> AsyncIterator[b
 
 
 # -------------------------------------------------------------------------------------------- chat facade
-def _chat_turns(messages: list[ChatMessage]) -> tuple[str, list[tuple[str, str]]]:
-    """The task (the last user message) and the turns before it."""
-    last = max((i for i, m in enumerate(messages) if m.role == "user"), default=len(messages) - 1)
+def _chat_turns(messages: list[ChatMessage]) -> tuple[str, list[tuple[str, str]]] | None:
+    """The task (the last user message) and the turns before it; ``None`` without a user message."""
+    last = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
+    if last is None:
+        return None
     roles = {"user": "user", "assistant": "assistant"}
     history = [(roles[m.role], m.text) for m in messages[:last] if m.role in roles and m.text.strip()]
     return messages[last].text, history

@@ -281,8 +281,13 @@ def test_bad_requests_are_refused_with_their_reason(server: Server) -> None:
         assert client.post("/runs/x/approval", json={"approved": "maybe"}).status_code == 422
         run_id = server.run(client, "TASK[add 1]")
         server.wait_done(client, run_id)
-        events = [e for e, _ in sse_events(client, run_id, headers={"Last-Event-ID": "not a number"})]
-        assert events[0] == "queued" and events[-1] == "result"
+        for last_id in ("not a number", "-3", "-1"):
+            events = [e for e, _ in sse_events(client, run_id, headers={"Last-Event-ID": last_id})]
+            assert events == ["queued", "started", "step", "step", "result"], last_id
+        for messages in ([{"role": "system", "content": "be brief"}], [{"role": "assistant", "content": "hi"}],
+                         [{"role": "user", "content": "x" * 100_001}], [{"role": "user", "content": "  "}]):
+            refused = client.post("/v1/chat/completions", json={"messages": messages})
+            assert refused.status_code == 400 and "user message" in refused.json()["detail"]
 
 
 def test_requests_without_the_token_are_refused_and_with_it_accepted(tmp_path: Path) -> None:
