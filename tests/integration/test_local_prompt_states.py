@@ -96,6 +96,19 @@ def test_react_agent_commands_keep_prompts_in_the_default_folder(options: list[s
 
 
 @pytest.mark.local_model
+def test_a_prompt_longer_than_a_window_llama_cpp_rounds_up_names_the_remedies() -> None:
+    """``n_ctx=300``: llama.cpp's context holds 512, llama-cpp-python's token buffer 300 (it failed with a numpy
+    broadcasting error)."""
+    from react_agent.models import CallContext, LocalChatModel
+
+    static = "Rules. " + " ".join(f"Rule {i} applies." for i in range(80))  # about 400 tokens
+    with pytest.raises(ValueError, match=r"holds 300 .*larger n_ctx=") as caught:
+        LocalChatModel(n_ctx=300).invoke(f"{static}\nTask: say hi", max_tokens=2,
+                                          react_agent_call=CallContext(task="say hi"))
+    assert "broadcast" not in str(caught.value)
+
+
+@pytest.mark.local_model
 def test_a_prompt_longer_than_the_context_window_says_so_with_a_prompt_folder(tmp_path: Path) -> None:
     from react_agent.models import CallContext, LocalChatModel
 

@@ -78,7 +78,7 @@ from react_agent.models.local._pipeline import (
     branches,
     select,
 )
-from react_agent.models.local._prefix import PrefixUse, complete, prompt_tokens
+from react_agent.models.local._prefix import PrefixUse, complete, prompt_tokens, window
 from react_agent.models.local._staged import answered, finished, prepared
 from react_agent.models.local._weights import assembled_path
 
@@ -573,8 +573,8 @@ class _Calls:
         from the logits of one one-token completion (a ``logits_processor`` sees them); the prompt's tokens count
         as the answer's."""
         tokens = prompt_tokens(self.llama, prompt)
-        n_ctx = getattr(self.llama, "n_ctx", None)
-        if callable(n_ctx) and len(tokens) >= int(n_ctx()):
+        size = window(self.llama)
+        if size is not None and len(tokens) >= size:
             return None  # no room for the one token: the answer itself says what the context window allows
         # each option is tokenized after the prompt's last line only (the whole prompt takes ~20 ms a time), once
         # that line is seen to tokenize as the prompt ends

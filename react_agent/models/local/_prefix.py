@@ -40,8 +40,8 @@ from pydantic import BaseModel, ConfigDict
 from react_agent.models.local._sampling import GrammarFirst
 from react_agent.models.local._weights import cache_home
 
-__all__ = ["DiskPrefixes", "PrefixUse", "SavedPrefixes", "complete", "default_prompt_cache_dir", "llama_restore",
-           "llama_snapshot", "saved_prefixes", "static_tokens"]
+__all__ = ["DiskPrefixes", "PrefixUse", "SavedPrefixes", "complete", "default_prompt_cache_dir", "fits",
+           "llama_restore", "llama_snapshot", "prompt_tokens", "saved_prefixes", "static_tokens", "window"]
 
 logger = logging.getLogger(__name__)
 
@@ -324,6 +324,7 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
     With ``cache_dir``, the part of the prompt before ``task`` (instructions, tools, worked examples: no task, no
     history, no tool result) is evaluated first and kept there when it is long and no kept context has it."""
     tokens = prompt_tokens(llama, prompt)
+    fits(llama, len(tokens))
     held = [int(t) for t in llama.input_ids[: llama.n_tokens]]
     saved = saved_prefixes(llama)
     real = saved is not None  # a llama_cpp.Llama, not a stand-in of the tests
@@ -333,7 +334,7 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
         disk = DiskPrefixes.of(llama, cache_dir)
         reused = disk.restore(llama, tokens, reused)
         static = static_tokens(llama, prompt, tokens, task)
-        if static - reused >= MIN_DISK_TOKENS and len(tokens) < int(llama.n_ctx()):  # else the completion says so
+        if static - reused >= MIN_DISK_TOKENS:
             llama.n_tokens = reused  # the cache holds these; Llama.eval drops the rest and evaluates the static part
             llama.eval(tokens[reused:static])
             disk.save(llama)
@@ -364,6 +365,32 @@ def static_tokens(llama: Any, prompt: str, tokens: list[int], task: str) -> int:
     if at <= 0:
         return 0
     return int(llama.longest_token_prefix(prompt_tokens(llama, prompt[:at]), tokens))
+
+
+def window(llama: Any) -> int | None:
+    """The tokens ``llama``'s context holds (``None`` when it cannot tell): its ``n_ctx()``, or the ``n_ctx`` it was
+    given when that is less (llama.cpp rounds ``n_ctx=300`` up to 512; llama-cpp-python's buffers keep 300)."""
+    n_ctx = getattr(llama, "n_ctx", None)
+    if not callable(n_ctx):
+        return None
+    given = getattr(getattr(llama, "context_params", None), "n_ctx", None)
+    size = int(n_ctx())
+    return min(size, given) if isinstance(given, int) and given > 0 else size
+
+
+def fits(llama: Any, count: int) -> None:
+    """Raise a ``ValueError`` that names the remedies when a prompt of ``count`` tokens leaves no room for an answer
+    in ``llama``'s context window (llama-cpp-python fails on it with a numpy broadcasting error)."""
+    size = window(llama)
+    if size is None or count < size:
+        return
+    metadata = getattr(llama, "metadata", None)
+    trained = next((value for key, value in metadata.items() if key.endswith(".context_length")), None) \
+        if isinstance(metadata, dict) else None
+    most = f" (this model was trained on {trained} tokens)" if trained else ""
+    raise ValueError(f"the prompt has {count} tokens, but the context window holds {size} for the prompt "
+                     f"and the answer: give LocalChatModel a larger n_ctx={most}, or make the prompt shorter (fewer "
+                     "tools, or the agent's history_window= and max_observation_chars=)")
 
 
 def prompt_tokens(llama: Any, prompt: str) -> list[int]:

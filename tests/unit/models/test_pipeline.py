@@ -7,6 +7,7 @@ import json
 import shutil
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import pytest
@@ -593,11 +594,17 @@ def test_the_vote_abstains_when_finish_and_a_tool_begin_with_the_same_token(fake
     assert llama.votes == []  # no completion: the first tokens alone show the vote cannot tell them apart
 
 
-def test_the_vote_abstains_when_the_prompt_fills_the_context_window(fake_llama: Any) -> None:
+def test_a_prompt_longer_than_the_context_window_ends_the_run_with_an_error_naming_the_remedies(
+        fake_llama: Any) -> None:
+    """Neither the finish vote nor a completion is tried: the error names the window and how to widen it."""
     llama = fake_llama('{"thought": "t", "action": "FINISH", ', ' "Eight."}', logits={"F": 9.0})
-    llama.n_ctx = lambda: 64  # the vote's prompt is longer than that
+    llama.n_ctx = lambda: 512
+    llama.metadata = {"general.name": "m", "qwen2.context_length": "32768"}
+    llama.context_params = SimpleNamespace(n_ctx=300)  # llama.cpp rounds the window up; the buffers keep 300
     result = ReactAgent(LocalChatModel(), [BOOK], max_iterations=2).run("How many planets orbit the Sun?")
-    assert result.output == "Eight." and llama.votes == []
+    assert result.status == "error" and llama.calls == [] and llama.votes == []
+    assert "holds 300" in str(result.error) and "n_ctx=" in str(result.error) and "32768" in str(result.error)
+    assert "history_window=" in str(result.error)
 
 
 def send_message(recipient: str, text: str) -> str:
