@@ -56,6 +56,7 @@ __all__ = [
     "name_problem",
     "run_async",
     "run_sync",
+    "signature_problem",
     "stringify",
     "tool_outcome",
 ]
@@ -90,6 +91,31 @@ def _to_tool(obj: ToolLike) -> BaseTool:
             return StructuredTool.from_function(coroutine=obj)
         return StructuredTool.from_function(obj)
     raise ConfigError(f"{obj!r} is not a tool: pass a langchain BaseTool, an @tool function or a typed function")
+
+
+def signature_problem(tool: BaseTool) -> str | None:
+    """Why LangChain could never call the function of ``tool`` (a ``StructuredTool``) with the model's arguments,
+    and how to fix it; ``None`` when it can. LangChain passes every argument by name, takes an argument named
+    ``config`` for its own ``RunnableConfig`` and never passes one named ``run_manager``. (A tool built from a
+    JSON schema over ``**kwargs``, as MCP adapters build them, is not refused: its author cannot rename it.)"""
+    functions = [f for f in (getattr(tool, "func", None), getattr(tool, "coroutine", None)) if callable(f)]
+    for func in functions:
+        try:
+            parameters = inspect.signature(func).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        positional = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_ONLY]
+        if positional:
+            return (f"its function takes {', '.join(positional)} positional-only (before '/'), but LangChain passes "
+                    "every argument by name: remove the '/'")
+        if any(p.name == "run_manager" and p.default is inspect.Parameter.empty for p in parameters):
+            return ("its function requires an argument named 'run_manager', which LangChain never passes to a "
+                    "function tool: give it a default (None) or rename it")
+        if any(p.name == "config" for p in parameters) and "config" in (tool.args or {}):
+            return ("its function's argument 'config' is LangChain's name for the run's RunnableConfig, so the "
+                    "model's value never reaches it: rename the argument (or annotate it RunnableConfig to receive "
+                    "the config)")
+    return None
 
 
 def name_problem(name: object) -> str | None:
@@ -291,6 +317,9 @@ class ToolRegistry:
                     f"tool name {safe_str(tool.name)!r} {problem}: rename the tool (for example with "
                     "@tool('a_name') or StructuredTool.from_function(..., name='a_name'))"
                 )
+            problem = signature_problem(tool)
+            if problem is not None:
+                raise ConfigError(f"tool {tool.name!r}: {problem}")
             if tool.name in self.tools:
                 raise ConfigError(f"two tools are named {tool.name!r}: tool names must be unique")
             self.tools[tool.name] = tool

@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from pydantic import BaseModel
 
@@ -580,6 +581,67 @@ def test_every_accepted_name_is_read_back_unchanged_by_the_parser(name: str) -> 
     as_json = parse_response(json.dumps({"thought": "t", "action": name, "action_input": {"x": 1}}), names)
     as_text = parse_response(f"Thought: t\nAction: {name}\nAction Input: {{\"x\": 1}}", names)
     assert as_json.action == name and as_text.action == name
+
+
+def _positional_only(a: int, /, b: int = 2) -> str:
+    """Add two numbers."""
+    return str(a + b)
+
+
+def _config_named(config: str) -> str:
+    """Set a configuration value."""
+    return config
+
+
+def _run_manager_required(x: int, run_manager: Any) -> str:
+    """Use a run manager."""
+    return str(x)
+
+
+async def _async_positional_only(a: int, /) -> str:
+    """Echo a number."""
+    return str(a)
+
+
+@pytest.mark.parametrize(("function", "says", "args"), [
+    (_positional_only, "remove the '/'", {"a": 1, "b": 2}), (_config_named, "rename the argument", {"config": "x"}),
+    (_run_manager_required, "give it a default", {"x": 1}), (_async_positional_only, "remove the '/'", None),
+    (tool(_config_named), "rename the argument", None),
+])
+def test_a_function_langchain_could_never_call_with_the_models_arguments_is_refused(
+        function: Any, says: str, args: dict[str, Any] | None) -> None:
+    """Each of these fails on every call through LangChain's own ``invoke`` (checked with valid ``args``)."""
+    with pytest.raises(ConfigError, match=says):
+        ReactAgent(ScriptedChatModel([finish("x")]), [function])
+    if args is not None:
+        with pytest.raises(TypeError):
+            StructuredTool.from_function(function).invoke(args)
+
+
+def _config_runnable(x: int, config: RunnableConfig) -> str:
+    """Read the run's configuration."""
+    return str(sorted(config))
+
+
+def _run_manager_default(x: int, run_manager: Any = None) -> str:
+    """Take an optional run manager."""
+    return str(x)
+
+
+@pytest.mark.parametrize("function", [_config_runnable, _run_manager_default])
+def test_functions_langchain_fills_or_defaults_are_accepted(function: Any) -> None:
+    step = run_one([function], function.__name__, {"x": 4})
+    assert not step.is_error
+
+
+def test_a_schema_tool_over_keyword_arguments_keeps_an_argument_named_config() -> None:
+    """As MCP adapters build tools: the author cannot rename the argument, so the tool is not refused."""
+    def stub(**kwargs: Any) -> str:
+        return "ok"
+
+    schema = {"type": "object", "properties": {"config": {"type": "string"}}, "required": ["config"]}
+    made = StructuredTool(name="update", description="Update the mapping.", args_schema=schema, func=stub)
+    assert ReactAgent(ScriptedChatModel([finish("x")]), [made]).tools["update"] is made
 
 
 def test_registry_keeps_the_users_tool_objects() -> None:
