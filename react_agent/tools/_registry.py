@@ -97,7 +97,8 @@ def signature_problem(tool: BaseTool) -> str | None:
     """Why LangChain could never call the function of ``tool`` (a ``StructuredTool``) with the model's arguments,
     and how to fix it; ``None`` when it can. LangChain passes every argument by name, takes an argument named
     ``config`` for its own ``RunnableConfig`` and never passes one named ``run_manager``. (A tool built from a
-    JSON schema over ``**kwargs``, as MCP adapters build them, is not refused: its author cannot rename it.)"""
+    JSON schema over ``**kwargs``, as MCP adapters build them, is not refused, even with a ``__signature__`` that
+    describes the schema: its author cannot rename the argument.)"""
     functions = [f for f in (getattr(tool, "func", None), getattr(tool, "coroutine", None)) if callable(f)]
     for func in functions:
         try:
@@ -108,14 +109,25 @@ def signature_problem(tool: BaseTool) -> str | None:
         if positional:
             return (f"its function takes {', '.join(positional)} positional-only (before '/'), but LangChain passes "
                     "every argument by name: remove the '/'")
-        if any(p.name == "run_manager" and p.default is inspect.Parameter.empty for p in parameters):
+        own = _own_parameters(func, parameters)
+        if any(p.name == "run_manager" and p.name in own and p.default is inspect.Parameter.empty
+               for p in parameters):
             return ("its function requires an argument named 'run_manager', which LangChain never passes to a "
                     "function tool: give it a default (None) or rename it")
-        if any(p.name == "config" for p in parameters) and "config" in (tool.args or {}):
+        if "config" in own and "config" in (tool.args or {}):
             return ("its function's argument 'config' is LangChain's name for the run's RunnableConfig, so the "
                     "model's value never reaches it: rename the argument (or annotate it RunnableConfig to receive "
                     "the config)")
     return None
+
+
+def _own_parameters(func: Callable[..., Any], parameters: Any) -> set[str]:
+    """The names of the parameters ``func``'s own code declares (not a ``__signature__`` set on a ``**kwargs``
+    function to describe a schema); for a callable without code, those of its signature."""
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return {p.name for p in parameters}
+    return set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
 
 
 def name_problem(name: object) -> str | None:

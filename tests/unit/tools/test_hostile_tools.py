@@ -16,6 +16,7 @@ import asyncio
 import base64
 import dataclasses
 import datetime
+import inspect
 import json
 import subprocess
 import sys
@@ -642,6 +643,9 @@ def test_a_schema_tool_over_keyword_arguments_keeps_an_argument_named_config() -
     schema = {"type": "object", "properties": {"config": {"type": "string"}}, "required": ["config"]}
     made = StructuredTool(name="update", description="Update the mapping.", args_schema=schema, func=stub)
     assert ReactAgent(ScriptedChatModel([finish("x")]), [made]).tools["update"] is made
+    stub.__signature__ = inspect.signature(_config_named)  # type: ignore[attr-defined]  # describes the schema
+    described = StructuredTool(name="update", description="Update the mapping.", args_schema=schema, func=stub)
+    assert ReactAgent(ScriptedChatModel([finish("x")]), [described]).tools["update"] is described
 
 
 def test_registry_keeps_the_users_tool_objects() -> None:
