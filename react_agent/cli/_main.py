@@ -424,6 +424,11 @@ def _journal_path(text: str) -> Path:
         raise CliError(f"--journal {text}: it is a folder; give the path of a .jsonl file", EXIT_USAGE)
     if not path.parent.is_dir():
         raise CliError(f"--journal {text}: the folder {str(path.parent)!r} does not exist", EXIT_USAGE)
+    try:  # appended to by the run; created now if it is new
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise CliError(f"--journal {text}: cannot write it: {exc.strerror}", EXIT_USAGE) from None
     return path
 
 

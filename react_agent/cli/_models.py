@@ -45,6 +45,9 @@ def build_model(args: argparse.Namespace) -> BaseLanguageModel[Any]:
     if provider == "scripted":
         from react_agent.testing import ScriptedChatModel
 
+        if model_options(args):
+            raise CliError("-o: --model scripted takes no model options (its replies come from the file)", EXIT_USAGE)
+
         return ScriptedChatModel(scripted_replies(spec.removeprefix("scripted:")))
     if provider == "gigachat":
         _check_gigachat_settings()

@@ -126,6 +126,25 @@ def test_missing_root_is_usage_error(tmp_path: Path, scripted: Any, capsys: pyte
     assert "--root" in one_line(capsys.readouterr().err)
 
 
+@pytest.mark.parametrize(("option", "says"), [("=3", "write KEY=VALUE"), ("temperature=0", "takes no model options")])
+def test_model_options_a_scripted_model_cannot_take_are_a_usage_error(
+        option: str, says: str, tmp_path: Path, run_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([reply("FINISH", "hi")]), encoding="utf-8")
+    assert cli.main(["run", "hello", "--model", f"scripted:{script}", "-o", option, *run_args]) == 2
+    assert says in one_line(capsys.readouterr().err)
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc, a folder no file can be made in")
+def test_a_journal_that_cannot_be_written_is_a_usage_error_before_the_run(
+        scripted: Any, run_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    llm = scripted(reply("FINISH", "hi"))
+    assert cli.main(["run", "hello", "--journal", "/proc/self/journal.jsonl", *run_args]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write it" in one_line(err) and "internal error" not in err and "resume" not in err
+    assert llm.calls == []
+
+
 # ------------------------------------------------------------------------------ running
 
 
