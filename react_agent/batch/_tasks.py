@@ -155,12 +155,16 @@ def _items(tasks: Iterable[Any] | str | os.PathLike[str]) -> Iterator[tuple[str,
     if isinstance(tasks, (str, os.PathLike)):
         path = Path(tasks)
         try:
-            handle = path.open(encoding="utf-8")
+            handle = path.open("rb")
         except OSError as exc:
             raise TaskError(f"cannot read the tasks file {os.fspath(tasks)!r}: {exc.strerror}") from exc
         with handle:
-            for number, line in enumerate(handle, 1):
-                text = line.strip()
+            for number, raw in enumerate(handle, 1):
+                try:  # a byte-order mark (as Windows editors write) is no part of the first task
+                    text = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+                except UnicodeDecodeError as exc:
+                    raise TaskError(f"{path.name} line {number}: not UTF-8 text ({exc.reason} at byte {exc.start}): "
+                                    "save the file as UTF-8") from None
                 if not text or text.startswith("#"):
                     continue
                 try:

@@ -160,9 +160,11 @@ def _mcp_tools(args: argparse.Namespace, stack: ExitStack) -> tuple[Any, ...]:
 
 
 def _count_tasks(path: str) -> int | None:
+    """The lines of the tasks file that hold a task (for the progress line; the reader checks the file)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return sum(1 for line in handle if line.strip() and not line.lstrip().startswith("#"))
+        with open(path, "rb") as handle:
+            return sum(1 for line in handle if (text := line.strip().removeprefix(b"\xef\xbb\xbf").strip())
+                       and not text.startswith(b"#"))
     except OSError:
         return None
 

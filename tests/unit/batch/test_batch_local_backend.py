@@ -82,6 +82,14 @@ def test_explicit_duplicate_ids_and_bad_lines_are_task_errors(tmp_path: Path) ->
         list(iter_tasks([{"task": "x", "checks": {"answer_regex": "("}}]))
 
 
+def test_a_tasks_file_with_a_byte_order_mark_is_read_and_one_not_in_utf8_names_its_line(tmp_path: Path) -> None:
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + '"first"\n{"id": "b", "task": "вторая"}\n'.encode())
+    assert [t.task for t in iter_tasks(tmp_path / "bom.jsonl")] == ["first", "вторая"]
+    (tmp_path / "latin1.jsonl").write_bytes('"fine"\n"caf\u00e9"\n'.encode("latin-1"))
+    with pytest.raises(TaskError, match=r"latin1\.jsonl line 2: not UTF-8 text"):
+        list(iter_tasks(tmp_path / "latin1.jsonl"))
+
+
 def test_journal_names_are_safe_file_names_and_distinct() -> None:
     assert journal_name("task-1") == "task-1.jsonl"
     odd = [journal_name(i) for i in ("../etc/passwd", "a/b", "a_b", ".hidden", "x" * 300)]

@@ -67,6 +67,11 @@ def test_usage_errors_name_the_fix(tmp_path: Path) -> None:
         run_cli(["eval", str(tasks), "--variant", "react:de", "--model", f"scripted:{script}"])
     with pytest.raises(CliError, match="shipped suites"):
         run_cli(["eval", "no_such_suite", "--model", f"scripted:{script}"])
+    (tmp_path / "latin1.jsonl").write_bytes('"fine"\n"caf\u00e9"\n'.encode("latin-1"))
+    with pytest.raises(CliError, match=r"line 2: not UTF-8 text") as info:
+        run_cli(["batch", str(tmp_path / "latin1.jsonl"), "--out", str(tmp_path / "r.jsonl"), "--model",
+                 f"scripted:{script}"])
+    assert info.value.code == 2
 
 
 def test_eval_command_prints_a_side_by_side_table_and_draws_a_plot(tmp_path: Path) -> None:
