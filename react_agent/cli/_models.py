@@ -96,7 +96,7 @@ def json_list(path: str, flag: str, what: str) -> list[Any]:
     """The JSON list in the file of ``flag`` (``--examples``, ``--model scripted:``); a :class:`CliError` naming
     the flag when the file cannot be read, is not JSON or holds no list (``what``: what the list should hold)."""
     try:
-        data = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+        data = json.loads(Path(path).expanduser().read_text(encoding="utf-8-sig"))
     except OSError as exc:
         raise CliError(f"{flag}: cannot read {path!r}: {exc.strerror}", EXIT_USAGE) from None
     except ValueError as exc:

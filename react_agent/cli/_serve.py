@@ -100,7 +100,7 @@ def _model(args: argparse.Namespace) -> Any:
 
     path = spec.removeprefix("scripted:")
     try:
-        replies = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+        replies = json.loads(Path(path).expanduser().read_text(encoding="utf-8-sig"))
     except OSError as exc:
         raise _error(f"--model scripted: cannot read {path!r}: {exc.strerror}") from None
     except ValueError as exc:

@@ -135,6 +135,14 @@ def test_model_options_a_scripted_model_cannot_take_are_a_usage_error(
     assert says in one_line(capsys.readouterr().err)
 
 
+def test_a_replies_file_with_a_byte_order_mark_is_read(tmp_path: Path, run_args: list[str],
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "replies.json"
+    script.write_bytes(b"\xef\xbb\xbf" + json.dumps([reply("FINISH", "привет")]).encode())
+    assert cli.main(["run", "hello", "--model", f"scripted:{script}", *run_args]) == 0
+    assert capsys.readouterr().out.strip() == "привет"
+
+
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc, a folder no file can be made in")
 def test_a_journal_that_cannot_be_written_is_a_usage_error_before_the_run(
         scripted: Any, run_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
