@@ -19,6 +19,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,22 +47,57 @@ def wheel_dir(version: str, cmake_args: str, python: str) -> Path:
 
 def build_wheel(version: str = LLAMA_VERSION, *, python: str = sys.executable,
                 cmake_args: str = PORTABLE_CMAKE_ARGS) -> Path:
-    """The portable llama-cpp-python wheel, built into the cache unless it is there already."""
+    """The portable llama-cpp-python wheel, built into the cache unless it is there already.
+
+    Two set-ups at once build it once: the second waits for the first (a lock file beside the cache folder, where
+    the system has ``fcntl``), and each build writes into a folder of its own that is renamed into place whole.
+    """
     folder = wheel_dir(version, cmake_args, python)
     found = sorted(folder.glob("llama_cpp_python-*.whl"))
     if found:
         return found[-1]
-    staging = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    sys.stderr.write(f"building llama-cpp-python {version} portably (about 7 minutes on 2 cores)...\n")
-    env = {**os.environ, "CMAKE_ARGS": cmake_args, "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 1)}
-    subprocess.run([python, "-m", "pip", "wheel", "--no-cache-dir", "--no-deps", "-q",
-                    f"llama-cpp-python=={version}", "-w", str(staging)], check=True, env=env,
-                   stdout=sys.stderr)
-    shutil.rmtree(folder, ignore_errors=True)
-    staging.rename(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(folder.with_name(folder.name + ".lock")):
+        found = sorted(folder.glob("llama_cpp_python-*.whl"))
+        if found:  # built by a set-up that held the lock first
+            return found[-1]
+        staging = Path(tempfile.mkdtemp(prefix=folder.name + ".", suffix=".tmp", dir=folder.parent))
+        try:
+            sys.stderr.write(f"building llama-cpp-python {version} portably (about 7 minutes on 2 cores)...\n")
+            env = {**os.environ, "CMAKE_ARGS": cmake_args, "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 1)}
+            subprocess.run([python, "-m", "pip", "wheel", "--no-cache-dir", "--no-deps", "-q",
+                            f"llama-cpp-python=={version}", "-w", str(staging)], check=True, env=env,
+                           stdout=sys.stderr)
+            if not sorted(staging.glob("llama_cpp_python-*.whl")):
+                raise OSError(f"pip wheel wrote no llama-cpp-python wheel into {staging}")
+            if folder.is_dir() and not folder.is_symlink():  # a folder left without a wheel
+                shutil.rmtree(folder, ignore_errors=True)
+            elif folder.exists() or folder.is_symlink():  # a file in its place
+                folder.unlink()
+            try:
+                staging.rename(folder)
+            except OSError:  # another set-up (one with no lock) put its wheel there first
+                if not sorted(folder.glob("llama_cpp_python-*.whl")):
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return sorted(folder.glob("llama_cpp_python-*.whl"))[-1]
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if need be) while the block runs; no lock without ``fcntl``."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: the staging folders alone keep concurrent builds apart
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _default_weights() -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -148,6 +149,33 @@ def test_setup_local_finds_the_cached_portable_wheel_without_rebuilding(tmp_path
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(wheel) and "building" not in done.stderr
     assert "-DGGML_NATIVE=OFF" in PORTABLE_CMAKE_ARGS and "AMX_INT8=OFF" in PORTABLE_CMAKE_ARGS
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for the interpreter")
+def test_two_setups_at_once_build_the_wheel_once_and_a_file_in_its_folders_place_is_replaced(tmp_path: Path) -> None:
+    """Two set-ups started together (two CI jobs, a user's two terminals) share one build and one wheel."""
+    builds = tmp_path / "builds.txt"
+    fake = tmp_path / "python"  # answers the version question and plays `pip wheel ... -w DIR` slowly
+    fake.write_text('#!/bin/sh\nif [ "$1" = "-c" ]; then echo "(3, 11)"; exit 0; fi\n'
+                    f'echo build >> "{builds}"\nsleep 1\nfor last; do :; done\n'
+                    'touch "$last/llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    command = [sys.executable, str(ROOT / "react_agent" / "cli" / "_setup.py"), "--wheel-only", "--python", str(fake)]
+    runs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    wheels = {out.strip() for out, _ in outputs}
+    assert len(wheels) == 1
+    wheel = Path(wheels.pop())
+    assert wheel.is_file() and builds.read_text(encoding="utf-8").count("build") == 1
+    assert not list((tmp_path / "cache").rglob("*.tmp"))
+    shutil.rmtree(wheel.parent)  # a file where the wheel's folder goes (a build interrupted by an older set-up)
+    wheel.parent.write_bytes(b"not a folder")
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == str(wheel) and wheel.is_file()
 
 
 def test_a_missing_client_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
