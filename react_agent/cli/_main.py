@@ -424,9 +424,15 @@ def _journal_path(text: str) -> Path:
         raise CliError(f"--journal {text}: it is a folder; give the path of a .jsonl file", EXIT_USAGE)
     if not path.parent.is_dir():
         raise CliError(f"--journal {text}: the folder {str(path.parent)!r} does not exist", EXIT_USAGE)
-    try:  # appended to by the run; created now if it is new
-        with open(path, "a", encoding="utf-8"):
-            pass
+    try:  # appended to by the run; a file made only to check that it can be is removed again
+        try:
+            with open(path, "x", encoding="utf-8"):
+                pass
+        except FileExistsError:
+            with open(path, "a", encoding="utf-8"):
+                pass
+        else:
+            path.unlink()
     except OSError as exc:
         raise CliError(f"--journal {text}: cannot write it: {exc.strerror}", EXIT_USAGE) from None
     return path

@@ -153,6 +153,18 @@ def test_a_journal_that_cannot_be_written_is_a_usage_error_before_the_run(
     assert llm.calls == []
 
 
+def test_a_run_that_fails_to_set_up_leaves_no_journal_file_behind_and_an_old_one_unchanged(
+        scripted: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    llm = scripted(reply("FINISH", "hi"))
+    journal, old = tmp_path / "new.jsonl", tmp_path / "old.jsonl"
+    old.write_text('{"kept": true}\n', encoding="utf-8")
+    for path in (journal, old):
+        code = cli.main(["run", "hello", "--journal", str(path), "--tools", "no_such_module_here:tools"])
+        assert code == 7 and "no_such_module_here" in capsys.readouterr().err  # EXIT_TOOLS
+    assert not journal.exists() and old.read_text(encoding="utf-8") == '{"kept": true}\n'
+    assert llm.calls == []
+
+
 # ------------------------------------------------------------------------------ running
 
 
