@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 from react_agent.batch._ray import RayBackend
 from react_agent.batch._records import BatchSummary, ResultsFile, TaskResult
 from react_agent.batch._task import AgentFactory, build_agent, run_task
-from react_agent.batch._tasks import Task, iter_tasks
+from react_agent.batch._tasks import Task, count_tasks, iter_tasks
 from react_agent.core import BaseAgent
 from react_agent.errors import ConfigError
 
@@ -104,8 +104,8 @@ async def arun_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable
     """Async :func:`run_batch`: an async iterator of the results as tasks complete (in this event loop)."""
     _check_options(concurrency, task_timeout)
     summary = summary if summary is not None else BatchSummary()
-    if summary.total is None and isinstance(tasks, Sized) and not isinstance(tasks, (str, os.PathLike)):
-        summary.total = len(tasks)
+    if summary.total is None:
+        summary.total = _total(tasks)
     journals = _journal_dir(journal_dir)
     results = ResultsFile(out) if out is not None else None
     runner = _backend(agent_or_factory, backend=backend, concurrency=concurrency, journal_dir=journals,
@@ -242,6 +242,12 @@ def run_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable[Any] |
                           **ray_options)
 
     batch = BatchRun(make, concurrency)
-    if isinstance(tasks, Sized) and not isinstance(tasks, (str, os.PathLike)):
-        batch.summary.total = len(tasks)
+    batch.summary.total = _total(tasks)
     return batch
+
+
+def _total(tasks: Iterable[Any] | str | os.PathLike[str]) -> int | None:
+    """The number of tasks, when it is known before they run: a file's task lines, a sized collection's length."""
+    if isinstance(tasks, (str, os.PathLike)):
+        return count_tasks(tasks)
+    return len(tasks) if isinstance(tasks, Sized) else None

@@ -151,6 +151,30 @@ def load_tasks(tasks: Iterable[Any] | str | os.PathLike[str]) -> list[Task]:
     return list(iter_tasks(tasks))
 
 
+def _task_text(raw: bytes, number: int) -> str | None:
+    """The text of line ``number`` of a tasks file, or None for a blank or ``#`` comment line.
+
+    A byte-order mark (as Windows editors write) is no part of the first task. Raises ``UnicodeDecodeError``.
+    """
+    text = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+    return text if text and not text.startswith("#") else None
+
+
+def count_tasks(path: str | os.PathLike[str]) -> int | None:
+    """How many lines of a tasks file hold a task (None if it cannot be read); the reader checks each one."""
+    count = 0
+    try:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                try:
+                    count += _task_text(raw, number) is not None
+                except UnicodeDecodeError:
+                    count += 1  # the reader refuses it, naming the line
+    except OSError:
+        return None
+    return count
+
+
 def _items(tasks: Iterable[Any] | str | os.PathLike[str]) -> Iterator[tuple[str, Any]]:
     if isinstance(tasks, (str, os.PathLike)):
         path = Path(tasks)
@@ -160,12 +184,12 @@ def _items(tasks: Iterable[Any] | str | os.PathLike[str]) -> Iterator[tuple[str,
             raise TaskError(f"cannot read the tasks file {os.fspath(tasks)!r}: {exc.strerror}") from exc
         with handle:
             for number, raw in enumerate(handle, 1):
-                try:  # a byte-order mark (as Windows editors write) is no part of the first task
-                    text = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+                try:
+                    text = _task_text(raw, number)
                 except UnicodeDecodeError as exc:
                     raise TaskError(f"{path.name} line {number}: not UTF-8 text ({exc.reason} at byte {exc.start}): "
                                     "save the file as UTF-8") from None
-                if not text or text.startswith("#"):
+                if text is None:
                     continue
                 try:
                     value = json.loads(text)

@@ -159,16 +159,6 @@ def _mcp_tools(args: argparse.Namespace, stack: ExitStack) -> tuple[Any, ...]:
     return tuple(open_mcp_tools(args.mcp, stack))
 
 
-def _count_tasks(path: str) -> int | None:
-    """The lines of the tasks file that hold a task (for the progress line; the reader checks the file)."""
-    try:
-        with open(path, "rb") as handle:
-            return sum(1 for line in handle if (text := line.strip().removeprefix(b"\xef\xbb\xbf").strip())
-                       and not text.startswith(b"#"))
-    except OSError:
-        return None
-
-
 def _result_line(summary: BatchSummary, result: TaskResult) -> str:
     total = f"/{summary.total}" if summary.total is not None else ""
     status = result.status if result.passed is not False or result.status != "finished" else "check failed"
@@ -272,7 +262,6 @@ def cmd_batch(args: argparse.Namespace, console: Any) -> int:
         batch = run_batch(spec, args.tasks, concurrency=args.concurrency, journal_dir=journal_dir, out=out,
                           backend=args.backend, task_timeout=args.task_timeout,
                           retry=("error", "timeout") if args.retry_failed else (), **backend)
-        batch.summary.total = _count_tasks(args.tasks)
         try:
             summary = _run_with_progress(batch, console, "batch")
         except ConfigError as exc:  # a bad task, or a results file another batch is writing
@@ -305,7 +294,6 @@ def cmd_eval(args: argparse.Namespace, console: Any) -> int:
     folder = Path(args.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     scores, failed = [], 0
-    total = _count_tasks(args.suite)
     flags, backend = _spec_flags(args), _backend_options(args)
     for name, agent, lang in variants:
         out = folder / f"{name}.jsonl"
@@ -316,7 +304,6 @@ def cmd_eval(args: argparse.Namespace, console: Any) -> int:
             batch = run_batch(spec, args.suite, concurrency=args.concurrency,
                               journal_dir=folder / f"{name}.journal", out=out, backend=args.backend,
                               task_timeout=args.task_timeout, **backend)
-            batch.summary.total = total
             try:
                 _run_with_progress(batch, console, name)
             except TaskError as exc:

@@ -55,7 +55,7 @@ def test_batch_yields_each_result_and_writes_one_line_per_task(tmp_path: Path) -
     assert [w["id"] for w in written] == [r.id for r in results]  # in completion order, as yielded
     summary = batch.summary
     assert (summary.done, summary.failed, summary.running, summary.llm_calls, summary.passed) == (6, 0, 0, 18, 6)
-    assert summary.total is None and run_batch(AgentFactory(str(tmp_path)), ["x", "y"]).summary.total == 2
+    assert summary.total == 6 and run_batch(AgentFactory(str(tmp_path)), ["x", "y"]).summary.total == 2
     assert summary.total_tokens == 6 * 45
     assert sorted(ledger_items(tmp_path / "ledger.txt")) == sorted(f"t{n}-i{j}" for n in range(1, 7) for j in (1, 2))
     assert {p.name for p in (tmp_path / "journals").iterdir()} == {f"task-{n}.jsonl" for n in range(1, 7)}
@@ -88,6 +88,14 @@ def test_a_tasks_file_with_a_byte_order_mark_is_read_and_one_not_in_utf8_names_i
     (tmp_path / "latin1.jsonl").write_bytes('"fine"\n"caf\u00e9"\n'.encode("latin-1"))
     with pytest.raises(TaskError, match=r"latin1\.jsonl line 2: not UTF-8 text"):
         list(iter_tasks(tmp_path / "latin1.jsonl"))
+
+
+def test_a_batch_from_a_file_knows_its_total_before_it_runs_counting_only_task_lines(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_bytes(b"\xef\xbb\xbf# a comment\n\n" + '"one"\n  \n  # indented comment\n"два"\n'.encode()
+                      + "\u00a0\u3000\n".encode() + b'"caf\xe9"\n')
+    assert run_batch(AgentFactory(str(tmp_path)), tasks).summary.total == 3  # a bad line counts: the reader names it
+    assert run_batch(AgentFactory(str(tmp_path)), tmp_path / "missing.jsonl").summary.total is None
 
 
 def test_journal_names_are_safe_file_names_and_distinct() -> None:
