@@ -23,7 +23,8 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   phrase's value, :mod:`._numbers`; ``duration_values``: the one argument of an
   object that holds a duration in a unit its name or description states gets the one duration the task writes,
   in that unit, :mod:`._durations`; ``invented_values``: a call with an identifier, address or date nothing gives
-  is decided again without that tool, :mod:`._invented`).
+  is decided again without that tool, :mod:`._invented`; ``unwritten_optionals``: an optional free-text argument
+  the model made up in the task's own words is left out, :mod:`._guessed`).
 
 Every technique that acts on the schema or the call keeps a correct call as it is: a grammar technique only states
 what the schema already requires or what the text writes (``email_arguments`` what the argument's own name or
@@ -34,8 +35,10 @@ gives it less probability than FINISH: ``bench.suites`` and ``bench.bfcl`` measu
 ``fit_check`` likewise only when the model itself, asked, says the tool does not fit, ``unique_items`` drops only
 items the task does not repeat, ``nominative_values`` changes only a value the text proves inflected,
 ``scaled_numbers`` only a number the text writes with a scale word and never alone, ``duration_values`` only the one
-duration argument when the text writes one duration, and ``invented_values`` rejects only a value the text cannot
-have supplied. ``python -m bench.bfcl --oracle`` checks the grammar and after-decoding stages on correct calls.
+duration argument when the text writes one duration, ``invented_values`` rejects only a value the text cannot
+have supplied, and ``unwritten_optionals`` leaves out only an optional value none of whose words the text or the
+argument's description writes in any form. ``python -m bench.bfcl --oracle`` checks the grammar and
+after-decoding stages on correct calls.
 ``two_stage`` and ``bare_arguments`` choose what the model reads before it writes the arguments, so they change
 which calls it makes, for better or worse: ``bench.suites`` and ``bench.bfcl`` measure them with and without.
 """
@@ -52,6 +55,7 @@ from react_agent._types import FINISH, CallContext, ToolInfo
 from react_agent.errors import ConfigError
 from react_agent.models.local._addresses import email_addresses, email_words, is_email_word, uris
 from react_agent.models.local._durations import argument_unit, in_unit
+from react_agent.models.local._guessed import WordIndex, guessed_text, index_words, writes_a_word
 from react_agent.models.local._invented import identifier_key, invented, written_integers
 from react_agent.models.local._morphology import nominative
 from react_agent.models.local._numbers import scaled
@@ -78,6 +82,7 @@ __all__ = [
     "nominative_values",
     "scaled_numbers",
     "select",
+    "unwritten_optionals",
     "with_format_patterns",
 ]
 
@@ -462,6 +467,34 @@ def duration_values(args: Any, schema: Any, text: str) -> Any:
     return out
 
 
+
+def unwritten_optionals(args: Any, schema: Any, text: str) -> Any:
+    """``args`` without the optional top-level string arguments that :func:`._guessed.guessed_text` names, unless the
+    argument's description writes a word of the value ("E.g. beginner, intermediate, advanced"): a value the model
+    made up in the task's own words (a meeting room the task never mentions). The tool's default stands in for it.
+    Arguments the schema requires, values of other types and strings whose form the schema fixes (``enum``,
+    ``const``, ``format``, ``pattern``) are kept."""
+    if not isinstance(args, Mapping) or not isinstance(schema, Mapping) or not text.strip():
+        return args
+    props = schema.get("properties")
+    required = schema.get("required")
+    if not isinstance(props, Mapping) or not isinstance(required, list):
+        return args
+    index: WordIndex | None = None
+
+    def guessed(key: str, value: Any) -> bool:
+        nonlocal index
+        node = props.get(key)
+        if key in required or not isinstance(node, Mapping) or _fixes_form(node) or not isinstance(value, str):
+            return False
+        index = index_words(text) if index is None else index
+        offered = node.get("description")
+        return guessed_text(value, index) and not (isinstance(offered, str) and writes_a_word(value, offered))
+
+    kept = {key: value for key, value in args.items() if not guessed(str(key), value)}
+    return args if len(kept) == len(args) else kept
+
+
 def _arguments(change: Callable[[Any, Any, str], Any]) -> Callable[[Step, CallContext], Step]:
     """A technique that changes a decoded call's arguments by ``change(args, tool schema, text)``."""
     def apply(step: Step, context: CallContext) -> Step:
@@ -517,6 +550,7 @@ PIPELINE: tuple[Technique, ...] = (
     Technique("scaled_numbers", "after_decoding", _arguments(scaled_numbers)),
     Technique("duration_values", "after_decoding", _arguments(duration_values)),
     Technique("invented_values", "after_decoding", invented_values),
+    Technique("unwritten_optionals", "after_decoding", _arguments(unwritten_optionals)),
 )
 """Every technique, in the order they run (stage by stage)."""
 
