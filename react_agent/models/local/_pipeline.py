@@ -467,7 +467,6 @@ def duration_values(args: Any, schema: Any, text: str) -> Any:
     return out
 
 
-
 def unwritten_optionals(args: Any, schema: Any, text: str) -> Any:
     """``args`` without the optional top-level string arguments that :func:`._guessed.guessed_text` names, unless the
     argument's description writes a word of the value ("E.g. beginner, intermediate, advanced"): a value the model
@@ -477,7 +476,7 @@ def unwritten_optionals(args: Any, schema: Any, text: str) -> Any:
     if not isinstance(args, Mapping) or not isinstance(schema, Mapping) or not text.strip():
         return args
     props = schema.get("properties")
-    required = schema.get("required")
+    required = schema.get("required", [])  # a schema of optional arguments only may leave "required" out
     if not isinstance(props, Mapping) or not isinstance(required, list):
         return args
     index: WordIndex | None = None

@@ -123,3 +123,10 @@ def test_a_huge_result_is_read_whole_and_a_long_value_is_never_guessed() -> None
 @pytest.mark.parametrize("value", ["celsius", "USD", "JST", "intermediate", "open", "мск", "24h"])
 def test_a_unit_code_or_level_may_be_inferred_and_is_never_guessed(value: str) -> None:
     assert not guessed_text(value, "What is the weather in Paris? Какая погода в Париже?")
+
+
+def test_a_schema_of_optional_arguments_only_is_looked_at_too() -> None:
+    schema = {"type": "object", "properties": {"query": {"type": "string"}, "place": {"type": "string"}}}
+    args = {"query": "VPN", "place": "Конференцзал"}
+    assert unwritten_optionals(args, schema, "Найди заявки про VPN") == {"query": "VPN"}
+    assert unwritten_optionals(args, {**schema, "required": "query"}, "Найди заявки про VPN") == args  # not a list
