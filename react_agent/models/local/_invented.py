@@ -1,5 +1,5 @@
-"""Values of a call that nothing the model was given can have supplied: an identifier, an e-mail address or a
-date that neither the task nor any observation writes.
+"""Values of a call that nothing the model was given can have supplied: an identifier, an e-mail address, a date
+or a clock time that neither the task nor any observation writes.
 
 A small model asked to "apply a discount to the Maple deal" calls ``apply_discount(deal_id=1, ...)`` instead of
 looking the deal up first; asked to "email Tom" it writes ``tom@example.com``; asked about "tomorrow" it guesses a
@@ -11,7 +11,10 @@ cannot be known from general knowledge. :func:`invented` names them:
 * an e-mail address the text does not write;
 * a made-up value of the generated worked examples ("Orlena", "Velmora") the text does not write;
 * an ISO date (``2026-03-13``) whose year and day the text both leave unwritten (in digits or words): "on March
-  12" and «двадцать первого марта» write the day, "today is 2026-03-10" the year a later date is counted from.
+  12" and «двадцать первого марта» write the day, "today is 2026-03-10" the year a later date is counted from;
+* a clock time (``14:00``) whose hour the text writes nowhere, in digits or words, on a 24- or a 12-hour clock
+  ("at 3 pm" writes 15:00, «в девять» 09:00 and 21:00), nor the hour after it («в половине девятого» is 08:30,
+  "a quarter to three" 02:45), unless it says noon or midnight.
 
 A value the text writes is never named, so a call whose values come from the task or the observations passes.
 """
@@ -31,6 +34,8 @@ __all__ = ["MAX_WRITTEN_INTEGERS", "example_values", "identifier_key", "invented
 
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _ISO_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ].*)?")
+_CLOCK = re.compile(r"([01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?")
+_NOON_OR_MIDNIGHT = re.compile(r"\b(?:noon|midday|midnight|полд\w*|полноч\w*)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<!\d)\d{1,18}(?!\d)")
 _MAX_DEPTH = 32
 MAX_WRITTEN_INTEGERS = 100
@@ -69,6 +74,11 @@ def _invented_value(key: str, value: Any, text: str) -> bool:
         return False
     if _EMAIL.fullmatch(written):
         return written.lower() not in text.lower()
+    clock = _CLOCK.fullmatch(written)
+    if clock:
+        hour = int(clock.group(1))
+        named = {hour, hour % 12 or 12, hour + 1, (hour + 1) % 12 or 12}  # «половина девятого» is 08:30
+        return not _NOON_OR_MIDNIGHT.search(text) and not any(_writes_number(h, text) for h in named)
     date = _ISO_DATE.fullmatch(written)
     if date:
         return not _writes_number(int(date.group(1)), text) and not _writes_number(int(date.group(3)), text)

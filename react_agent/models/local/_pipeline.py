@@ -20,11 +20,12 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
 * ``after_decoding``: the decoded call (``unique_items``: a list argument loses the items it repeats;
   ``nominative_values``: a Russian name or place copied inflected from the task is put in the nominative,
   :mod:`._morphology`; ``scaled_numbers``: a number that reads only part of a phrase with a scale word gets the
-  phrase's value, :mod:`._numbers`; ``duration_values``: the one argument of an
-  object that holds a duration in a unit its name or description states gets the one duration the task writes,
-  in that unit, :mod:`._durations`; ``invented_values``: a call with an identifier, address or date nothing gives
-  is decided again without that tool, :mod:`._invented`; ``unwritten_optionals``: an optional free-text argument
-  the model made up in the task's own words is left out, :mod:`._guessed`).
+  phrase's value, :mod:`._numbers`; ``duration_values``: the one argument of an object that holds a duration in a
+  unit its name or description states gets the one duration the task writes, in that unit, :mod:`._durations`;
+  ``relative_dates``: today's date, copied from a result where the task names a relative day, is counted on to that
+  day, :mod:`._dates`; ``invented_values``: a call with an identifier, address or date nothing gives is decided
+  again without that tool, :mod:`._invented`; ``unwritten_optionals``: an optional free-text argument the model made
+  up in the task's own words is left out, :mod:`._guessed`).
 
 Every technique that acts on the schema or the call keeps a correct call as it is: a grammar technique only states
 what the schema already requires or what the text writes (``email_arguments`` what the argument's own name or
@@ -35,16 +36,18 @@ gives it less probability than FINISH: ``bench.suites`` and ``bench.bfcl`` measu
 ``fit_check`` likewise only when the model itself, asked, says the tool does not fit, ``unique_items`` drops only
 items the task does not repeat, ``nominative_values`` changes only a value the text proves inflected,
 ``scaled_numbers`` only a number the text writes with a scale word and never alone, ``duration_values`` only the one
-duration argument when the text writes one duration, ``invented_values`` rejects only a value the text cannot
-have supplied, and ``unwritten_optionals`` leaves out only an optional value none of whose words the text or the
-argument's description writes in any form. ``python -m bench.bfcl --oracle`` checks the grammar and
-after-decoding stages on correct calls.
+duration argument when the text writes one duration, ``relative_dates`` only a date equal to the one date the
+results write when the task names one plain relative day and no date of its own, ``invented_values`` rejects only a
+value the text cannot have supplied, and ``unwritten_optionals`` leaves out only an optional value none of whose
+words the text or the argument's description writes in any form. ``python -m bench.bfcl --oracle`` checks the
+grammar and after-decoding stages on correct calls.
 ``two_stage`` and ``bare_arguments`` choose what the model reads before it writes the arguments, so they change
 which calls it makes, for better or worse: ``bench.suites`` and ``bench.bfcl`` measure them with and without.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -54,6 +57,7 @@ from typing import Any, Literal
 from react_agent._types import FINISH, CallContext, ToolInfo
 from react_agent.errors import ConfigError
 from react_agent.models.local._addresses import email_addresses, email_words, is_email_word, uris
+from react_agent.models.local._dates import ISO_DATE, relative_offset
 from react_agent.models.local._durations import argument_unit, in_unit
 from react_agent.models.local._guessed import WordIndex, guessed_text, index_words, writes_a_word
 from react_agent.models.local._invented import identifier_key, invented, written_integers
@@ -80,6 +84,7 @@ __all__ = [
     "email_described",
     "invented_values",
     "nominative_values",
+    "relative_dates",
     "scaled_numbers",
     "select",
     "unwritten_optionals",
@@ -494,6 +499,34 @@ def unwritten_optionals(args: Any, schema: Any, text: str) -> Any:
     return args if len(kept) == len(args) else kept
 
 
+def relative_dates(step: Step, context: CallContext) -> Step:
+    """``step`` with today's date counted on to the day the task names relatively (:func:`._dates.relative_offset`:
+    "tomorrow", «в пятницу»): a string argument (at any depth) that holds the one ISO date the results write
+    (``get_current_date`` gave ``2026-03-04``), and that the task itself does not write, becomes that date plus the
+    task's offset. A small model copies today's date where the task asks for tomorrow. Nothing changes without
+    results, with results that write several dates, or when the task's relative day is not plain."""
+    call = step.call
+    if call is None or call.get("action") == FINISH or not context.observations:
+        return step
+    seen = {m.group(0) for observation in context.observations for m in ISO_DATE.finditer(observation)}
+    if len(seen) != 1:
+        return step
+    (today_text,) = seen
+    if today_text in context.task:
+        return step
+    try:
+        today = dt.date.fromisoformat(today_text)
+    except ValueError:
+        return step
+    offset = relative_offset(context.task, today)
+    if not offset:
+        return step
+    wanted = (today + dt.timedelta(days=offset)).isoformat()
+    args = call.get("action_input")
+    changed = _walk(args, None, lambda value, _: wanted if value == today_text else value)
+    return step if changed == args else replace(step, call={**call, "action_input": changed})
+
+
 def _arguments(change: Callable[[Any, Any, str], Any]) -> Callable[[Step, CallContext], Step]:
     """A technique that changes a decoded call's arguments by ``change(args, tool schema, text)``."""
     def apply(step: Step, context: CallContext) -> Step:
@@ -548,6 +581,7 @@ PIPELINE: tuple[Technique, ...] = (
     Technique("nominative_values", "after_decoding", _arguments(nominative_values)),
     Technique("scaled_numbers", "after_decoding", _arguments(scaled_numbers)),
     Technique("duration_values", "after_decoding", _arguments(duration_values)),
+    Technique("relative_dates", "after_decoding", relative_dates),
     Technique("invented_values", "after_decoding", invented_values),
     Technique("unwritten_optionals", "after_decoding", _arguments(unwritten_optionals)),
 )

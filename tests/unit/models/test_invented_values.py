@@ -214,3 +214,30 @@ def test_without_a_call_context_nothing_is_taken_for_invented() -> None:
     script = Script('{"thought": "t", "action": "send_email", ', '{"to": "ivan@test.com", "subject": "Hi"}}')
     assert json.loads(answered(script, "P", step, CallContext(), PIPELINE))["action"] == "send_email"
     assert len(script.calls) == 2
+
+
+@pytest.mark.parametrize(("time", "text"), [
+    ("09:00", "Напомни Марии 20 марта 2026 в 9 утра"),
+    ("21:00", "Позвони в девять вечера"),
+    ("15:30", "a call at 3:30 pm"),
+    ("15:00", "at 15"),
+    ("12:00", "lunch at noon"),
+    ("12:00", "обед в полдень"),
+    ("00:00", "at midnight"),
+    ("08:30", "в половине девятого"),
+    ("14:45", "a quarter to three"),
+])
+def test_a_clock_time_whose_hour_the_text_writes_is_not_invented(time: str, text: str) -> None:
+    assert invented({"time": time}, text) == []
+
+
+def test_a_clock_time_whose_hour_nothing_writes_is_invented_and_left_out_when_optional() -> None:
+    assert invented({"time": "14:00", "text": "сдать отчёт"}, "Напомни Ивану в пятницу сдать отчёт") == ["time"]
+    remind = ToolInfo(name="create_reminder", description="Create a reminder", parameters={
+        "type": "object", "required": ["person", "text"], "properties": {
+            "person": {"type": "string"}, "text": {"type": "string"}, "time": {"type": "string"}}})
+    context = CallContext(task="Напомни Ивану в пятницу сдать отчёт", tools=(remind,))
+    call = {"thought": "", "action": "create_reminder",
+            "action_input": {"person": "Иван", "text": "сдать отчёт", "time": "14:00"}}
+    assert LocalChatModel().after_decoding(call, context) == {
+        **call, "action_input": {"person": "Иван", "text": "сдать отчёт"}}
