@@ -1,10 +1,11 @@
 """Days a task names relative to today: «завтра», "tomorrow", «в пятницу», "on Friday".
 
-A small model that has looked today's date up (``get_current_date`` → ``2026-03-04``) and is asked for "tomorrow"
-or "Friday" copies today's date into its call: it cannot count days. :func:`relative_offset` tells how many days
-after a given date the task's one relative day falls, or nothing when the task is not that plain: two relative
-days, a modifier that makes the weekday ambiguous ("next Friday", «в прошлую пятницу»), a date of its own (a month
-name, digits with a dot or a dash), or the weekday of the given date itself ("on Wednesday", asked on a Wednesday).
+A small model that has looked today's date up (``get_current_date`` → ``2026-03-04``) and is asked for "tomorrow" or
+"Friday" copies today's date into its call: it cannot count days. :func:`relative_offset` tells how many days after
+a given date the task's one relative day falls, or nothing when the task is not that plain: two relative days (also
+«сегодняшнюю встречу на завтра»: today's meeting, moved to tomorrow), a modifier that makes the weekday ambiguous
+("next Friday", «в прошлую пятницу»), a date of its own (a month name, digits with a dot or a dash), or the weekday
+of the given date itself ("on Wednesday", asked on a Wednesday).
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ _DAYS = {
     "today": 0, "tomorrow": 1, "yesterday": -1, "day after tomorrow": 2, "day before yesterday": -2,
     "сегодня": 0, "завтра": 1, "вчера": -1, "послезавтра": 2, "позавчера": -2,
 }
+_DAY_ADJECTIVES = (
+    (re.compile(r"\bпослезавтрашн\w*", re.IGNORECASE), 2), (re.compile(r"\bзавтрашн\w*", re.IGNORECASE), 1),
+    (re.compile(r"\bсегодняшн\w*|\btonight\b", re.IGNORECASE), 0), (re.compile(r"\bвчерашн\w*", re.IGNORECASE), -1),
+)
+"""Words that name a day as well: «сегодняшнюю встречу» (today's), "tonight"."""
 _WEEKDAYS = (
     (r"monday|понедельник\w*", 0), (r"tuesday|вторник\w*", 1), (r"wednesday|сред[ауы]", 2),
     (r"thursday|четверг\w*", 3), (r"friday|пятниц[аеуы]", 4), (r"saturday|суббот[аеуы]", 5),
@@ -48,6 +54,7 @@ def relative_offset(task: str, today: dt.date) -> int | None:
     found: set[int] = set()
     for match in _DAY_WORDS.finditer(task):
         found.add(_DAYS[match.group(0).lower()])
+    found.update(offset for pattern, offset in _DAY_ADJECTIVES if pattern.search(task))
     for match in _WEEKDAY_WORDS.finditer(task):
         weekday = next(int(name[1:]) for name, value in match.groupdict().items() if value)
         ahead = (weekday - today.weekday()) % 7

@@ -37,6 +37,7 @@ def test_a_plain_relative_day_is_counted_from_today(task: str, offset: int) -> N
     "Remind John next Friday",  # ambiguous modifiers
     "в следующую пятницу", "в прошлую пятницу", "this Friday",
     "завтра или в пятницу",  # two days
+    "Перенеси сегодняшнюю встречу на завтра", "Move today's meeting to tomorrow", "tonight or tomorrow",
     "on Wednesday",  # today's weekday: today or in a week
     "завтра, 12 марта", "tomorrow, March 12", "завтра 12.03",  # a date of its own
     "Разверни в тестовой среде",  # «среда» the environment, not the weekday
