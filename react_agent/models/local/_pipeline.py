@@ -20,12 +20,13 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
 * ``after_decoding``: the decoded call (``unique_items``: a list argument loses the items it repeats;
   ``nominative_values``: a Russian name or place copied inflected from the task is put in the nominative,
   :mod:`._morphology`; ``scaled_numbers``: a number that reads only part of a phrase with a scale word gets the
-  phrase's value, :mod:`._numbers`; ``duration_values``: the one argument of an object that holds a duration in a
-  unit its name or description states gets the one duration the task writes, in that unit, :mod:`._durations`;
-  ``relative_dates``: today's date, copied from a result where the task names a relative day, is counted on to that
-  day, :mod:`._dates`; ``invented_values``: a call with an identifier, address or date nothing gives is decided
-  again without that tool, :mod:`._invented`; ``unwritten_optionals``: an optional free-text argument the model made
-  up in the task's own words is left out, :mod:`._guessed`).
+  phrase's value, :mod:`._numbers`; ``duration_values``: the one argument of an object that holds a duration in a unit
+  its name or description states gets the one duration the task writes, in that unit, :mod:`._durations`;
+  ``written_times``: the one optional time-of-day argument the call left out gets the one time the task writes,
+  :mod:`._times`; ``relative_dates``: today's date, copied from a result where the task names a relative day, is
+  counted on to that day, :mod:`._dates`; ``invented_values``: a call with an identifier, address or date nothing
+  gives is decided again without that tool, :mod:`._invented`; ``unwritten_optionals``: an optional free-text argument
+  the model made up in the task's own words is left out, :mod:`._guessed`).
 
 Every technique that acts on the schema or the call keeps a correct call as it is: a grammar technique only states
 what the schema already requires or what the text writes (``email_arguments`` what the argument's own name or
@@ -36,11 +37,12 @@ gives it less probability than FINISH: ``bench.suites`` and ``bench.bfcl`` measu
 ``fit_check`` likewise only when the model itself, asked, says the tool does not fit, ``unique_items`` drops only
 items the task does not repeat, ``nominative_values`` changes only a value the text proves inflected,
 ``scaled_numbers`` only a number the text writes with a scale word and never alone, ``duration_values`` only the one
-duration argument when the text writes one duration, ``relative_dates`` only a date equal to the one date the
-results write when the task names one plain relative day and no date of its own, ``invented_values`` rejects only a
-value the text cannot have supplied, and ``unwritten_optionals`` leaves out only an optional value none of whose
-words the text or the argument's description writes in any form. ``python -m bench.bfcl --oracle`` checks the
-grammar and after-decoding stages on correct calls.
+duration argument when the text writes one duration, ``written_times`` only adds the one time the task writes when no
+value of the call writes a time, ``relative_dates`` only a date equal to the one date the results write when the task
+names one plain relative day and no date of its own, ``invented_values`` rejects only a value the text cannot have
+supplied, and ``unwritten_optionals`` leaves out only an optional value none of whose words the text or the argument's
+description writes in any form. ``python -m bench.bfcl --oracle`` checks the grammar and after-decoding stages on
+correct calls.
 ``two_stage`` and ``bare_arguments`` choose what the model reads before it writes the arguments, so they change
 which calls it makes, for better or worse: ``bench.suites`` and ``bench.bfcl`` measure them with and without.
 """
@@ -63,6 +65,7 @@ from react_agent.models.local._guessed import WordIndex, guessed_text, index_wor
 from react_agent.models.local._invented import identifier_key, invented, written_integers
 from react_agent.models.local._morphology import nominative
 from react_agent.models.local._numbers import scaled
+from react_agent.models.local._times import clock_times, is_clock_schema, time_value
 
 __all__ = [
     "DEFAULT_TECHNIQUES",
@@ -89,6 +92,7 @@ __all__ = [
     "select",
     "unwritten_optionals",
     "with_format_patterns",
+    "written_times",
 ]
 
 Stage = Literal["before_decoding", "grammar", "after_decoding"]
@@ -190,6 +194,8 @@ def with_format_patterns(schema: Any) -> Any:
     return out
 
 
+_CLOCK_DIGITS = re.compile(r"(?<!\d)\d{1,2}:\d{2}(?!\d)")
+"""Digits written as a clock time, in any value ("9:00", "2026-03-20T09:00")."""
 _EMAIL_NAME = re.compile(r"(?:^|_)e_?mail(?:_?address)?$")
 _EMAIL_DESCRIPTION = (
     re.compile(r"(?:(?:the|an?) )?(?:(?!(?:of|in|for|to|from|with|by|the|an?|and|or)\b)[a-z-]+(?:'s)? ){0,2}"
@@ -499,6 +505,43 @@ def unwritten_optionals(args: Any, schema: Any, text: str) -> Any:
     return args if len(kept) == len(args) else kept
 
 
+def _strings(value: Any) -> Iterable[str]:
+    """Every string in ``value``, at any depth."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def written_times(step: Step, context: CallContext) -> Step:
+    """``step`` with the time of day the task writes given to the tool's one optional time argument that the call
+    left out (:func:`._times.clock_times`: «в 9 утра» → ``"09:00"``; :func:`._times.is_clock_schema`: a string whose
+    pattern, ``format`` or description asks for ``HH:MM``). A small model leaves such an argument out though the task
+    gives the time. Nothing changes when the task writes no time or several, when the tool has no such argument or
+    several (a start and an end), or when a value of the call already writes a time of day (a reminder's text "call
+    at 9 am", a start time)."""
+    call = step.call
+    if call is None or call.get("action") == FINISH or not context.task.strip():
+        return step
+    args = call.get("action_input")
+    schema = next((tool.parameters for tool in context.tools if tool.name == call.get("action")), None)
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(args, Mapping) or not isinstance(props, Mapping):
+        return step
+    clocks = [name for name, node in props.items() if is_clock_schema(node)]
+    if len(clocks) != 1 or clocks[0] in args:
+        return step
+    times = clock_times(context.task)
+    if len(times) != 1 or any(clock_times(text) or _CLOCK_DIGITS.search(text) for text in _strings(args)):
+        return step
+    value = time_value(props[clocks[0]], next(iter(times)))
+    return step if value is None else replace(step, call={**call, "action_input": {**args, clocks[0]: value}})
+
+
 def relative_dates(step: Step, context: CallContext) -> Step:
     """``step`` with today's date counted on to the day the task names relatively (:func:`._dates.relative_offset`:
     "tomorrow", «в пятницу»): a string argument (at any depth) that holds the one ISO date the results write
@@ -581,6 +624,7 @@ PIPELINE: tuple[Technique, ...] = (
     Technique("nominative_values", "after_decoding", _arguments(nominative_values)),
     Technique("scaled_numbers", "after_decoding", _arguments(scaled_numbers)),
     Technique("duration_values", "after_decoding", _arguments(duration_values)),
+    Technique("written_times", "after_decoding", written_times),
     Technique("relative_dates", "after_decoding", relative_dates),
     Technique("invented_values", "after_decoding", invented_values),
     Technique("unwritten_optionals", "after_decoding", _arguments(unwritten_optionals)),
