@@ -10,8 +10,9 @@ cannot be known from general knowledge. :func:`invented` names them:
   that the text writes neither in digits nor in words («тридцать первый», "twenty-seven");
 * an e-mail address the text does not write;
 * a made-up value of the generated worked examples ("Orlena", "Velmora") the text does not write;
-* an ISO date (``2026-03-13``) whose year and day the text both leave unwritten (in digits or words): "on March
-  12" and «двадцать первого марта» write the day, "today is 2026-03-10" the year a later date is counted from;
+* an ISO date (``2026-03-13``) whose year the text does not write, in digits or words, nor its day as a day of a
+  month: "on March 12", «двадцать первого марта», ``12.03`` and "the 12th" write the day (a 12 alone, an id or a
+  phone number, does not), "today is 2026-03-10" the year a later date is counted from;
 * a clock time (``14:00``) whose hour the text writes nowhere, in digits or words, on a 24- or a 12-hour clock
   ("at 3 pm" writes 15:00, «в девять» 09:00 and 21:00), nor the hour after it («в половине девятого» is 08:30,
   "a quarter to three" 02:45), unless it says noon or midnight.
@@ -28,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from react_agent._prompts import fewshot_macros
-from react_agent.models.local._numbers import spelled_numbers
+from react_agent.models.local._numbers import spelled_numbers, spelled_spans
 
 __all__ = ["MAX_WRITTEN_INTEGERS", "example_values", "identifier_key", "invented", "written_integers"]
 
@@ -62,6 +63,28 @@ def _writes_number(number: int, text: str) -> bool:
     return number in spelled_numbers(text)
 
 
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_RU_MONTHS = ("январ", "феврал", "март", "апрел", "ма[йяе]", "июн", "июл", "август", "сентябр", "октябр", "ноябр",
+              "декабр")
+
+
+def _writes_day(day: int, month: int, text: str) -> bool:
+    """Whether ``text`` writes ``day`` as a day of a month: beside the month's name ("March 12", «12 марта»,
+    «двенадцатого марта»), with the month in digits (``12.03``, ``03/12``), or as an ordinal ("the 12th", «12-го»);
+    a 12 written alone is no day."""
+    if not 1 <= month <= 12:
+        return False
+    name = rf"(?:{_MONTHS[month - 1]}\w*|{_RU_MONTHS[month - 1]}\w*)"
+    number = rf"(?<!\d)0*{day}"
+    pattern = (rf"{number}(?:st|nd|rd|th|-?го|-?е)?\s+(?:of\s+)?{name}|\b{name}\.?\s+(?:the\s+)?{number}(?!\d)"
+               rf"|{number}[./]0*{month}(?!\d)|(?<!\d)0*{month}[./]0*{day}(?!\d)|{number}(?:st|nd|rd|th)\b"
+               rf"|{number}-?го\b")
+    if re.search(pattern, text, re.IGNORECASE):
+        return True
+    return any(value == day and re.match(rf"\s+{name}", text[end:], re.IGNORECASE)
+               for _, end, value in spelled_spans(text))
+
+
 def _invented_value(key: str, value: Any, text: str) -> bool:
     if isinstance(value, bool):
         return False
@@ -81,7 +104,8 @@ def _invented_value(key: str, value: Any, text: str) -> bool:
         return not _NOON_OR_MIDNIGHT.search(text) and not any(_writes_number(h, text) for h in named)
     date = _ISO_DATE.fullmatch(written)
     if date:
-        return not _writes_number(int(date.group(1)), text) and not _writes_number(int(date.group(3)), text)
+        year, month, day = (int(part) for part in date.groups())
+        return not _writes_number(year, text) and not _writes_day(day, month, text)
     if identifier_key(key) and any(c.isdigit() for c in written):
         return written.lower() not in text.lower()
     return written.lower() in example_values() and written.lower() not in text.lower()

@@ -60,6 +60,12 @@ def test_numbers_spelled_in_words_are_read_in_both_languages(text: str, numbers:
     ({"date": "2026-03-12"}, "a call on March 12"),
     ({"date": "2025-03-21"}, "Поставь напоминание на двадцать первое марта"),
     ({"date": "2026-03-13"}, "What day is it?\n\nToday is 2026-03-10, Tuesday"),
+    ({"date": "2026-03-12"}, "Встреча 12 марта"),
+    ({"date": "2026-03-12"}, "срок — 12.03"),
+    ({"date": "2026-03-12"}, "due 03/12"),
+    ({"date": "2026-03-12"}, "due on the 12th"),
+    ({"date": "2026-03-12"}, "до 12-го"),
+    ({"date": "2026-03-12"}, "Назначь на двенадцатое марта"),
     ({"limit": 5, "query": "VPN", "urgent": True, "id_card": "x"}, "tickets about VPN"),
     ({"items": [{"product_id": 7}], "note": "call 555"}, "order product 7"),
 ])
@@ -73,6 +79,10 @@ def test_values_the_text_writes_are_not_invented(args: dict[str, Any], text: str
     ({"to": "tom.hayes@example.com", "subject": "Hi"}, "Email Tom Hayes", ["to"]),
     ({"date": "2026-03-13", "text": "report"}, "Remind me on Friday about the report", ["date"]),
     ({"id": "INV-2024-77"}, "Show my last invoice", ["id"]),
+    # a day number written alone (an id, a phone number) is no day of a month
+    ({"close_date": "2023-10-01"}, 'Create a deal with his company\n\n[{"id": 1, "phone": "+7 903 111-22-33"}]',
+     ["close_date"]),
+    ({"date": "2026-03-12"}, "Book room 12 for the team", ["date"]),
     ({"events": [{"event_id": 9}]}, "Cancel my meetings", ["events[0].event_id"]),
 ])
 def test_identifiers_addresses_and_dates_nothing_gives_are_invented(args: dict[str, Any], text: str,
