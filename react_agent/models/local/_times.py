@@ -3,7 +3,8 @@
 A small model leaves an optional time argument out even when the task gives the time (a reminder "on March 20 at
 9 am" is created with no time). :func:`clock_times` reads the times of day a text writes, as ``HH:MM``, only where
 their form says they are times: digits with a colon, an hour with am/pm or with a part of the day («утра»,
-«дня», «вечера», «ночи»), «в N часов» for an hour after noon, noon and midnight. Hours may be spelled
+«дня», «вечера», «ночи»), «в N часов» for an hour after noon, noon and midnight; a range ("9-11 am",
+«с 9 до 11 утра») is two times. Hours may be spelled
 ("nine am", «в девять утра»). A bare number ("at 9", «в 9») is no time: it may be a room, a floor or a count;
 "5 o'clock" and «в 9 часов» are left out too, as they can be morning or evening.
 """
@@ -24,8 +25,11 @@ _DAY_PART = re.compile(r"(?<![\d:.,])(1[0-2]|0?[1-9])(?:\s+час(?:а|ов)?)?\
                        re.IGNORECASE)
 """An hour with a part of the day; «дня» and «ночи» only after a preposition («3 дня» alone is three days)."""
 _AFTERNOON_HOURS = re.compile(r"\b[вВ]\s+(1[3-9]|2[0-3])\s+час(?:а|ов)?\b")
-_NOON = re.compile(r"\b(?:noon|midday|полдень|полдня)\b", re.IGNORECASE)
+_NOON = re.compile(r"\b(?:noon|midday|полдень)\b", re.IGNORECASE)
 _MIDNIGHT = re.compile(r"\b(?:midnight|полночь)\b", re.IGNORECASE)
+_RANGE_START = re.compile(r"(?<![\d:.,])(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:-|–|—|to|until|till|до|по)\s*$",
+                          re.IGNORECASE)
+"""The start of a range whose end carries the half of the day: "9-11 am", "from 9 to 11 pm", «с 9 до 11 утра»."""
 _SCHEMA_PROBES = ("09:00", "21:30")
 _NOT_TIMES = ("9", "", "2026-03-20", "2026-03-20T09:00")
 
@@ -58,6 +62,12 @@ def _day_part(hour: int, part: str) -> int | None:
     return 0 if hour == 12 else hour if hour <= 5 else None  # ночи
 
 
+def _range_start(text: str, end: int) -> tuple[int, int] | None:
+    """The hour and minute of a range's start written just before ``end`` ("9-" of "9-11 am"), if any."""
+    found = _RANGE_START.search(text[max(0, end - 16):end])
+    return None if found is None else (int(found.group(1)), int(found.group(2) or 0))
+
+
 def clock_times(text: str) -> frozenset[str]:
     """The times of day ``text`` writes, as ``HH:MM`` (module docstring)."""
     text = _with_digits(text)
@@ -68,11 +78,20 @@ def clock_times(text: str) -> frozenset[str]:
             continue  # "14:00 pm"
         found.add((_meridiem(hour, half) if half else hour, minute))
     for match in _MERIDIEM.finditer(text):
-        found.add((_meridiem(int(match.group(1)), match.group(2)), 0))
+        half = match.group(2)
+        found.add((_meridiem(int(match.group(1)), half), 0))
+        start = _range_start(text, match.start())
+        if start is not None:  # the start of "9-11 am" is in the half of the day of its end
+            found.add((_meridiem(start[0], half), start[1]))
     for match in _DAY_PART.finditer(text):
-        day_hour = _day_part(int(match.group(1) or match.group(3)), match.group(2) or match.group(4))
+        part = match.group(2) or match.group(4)
+        day_hour = _day_part(int(match.group(1) or match.group(3)), part)
         if day_hour is not None:
             found.add((day_hour, 0))
+        start = _range_start(text, match.start(1) if match.group(1) else match.start(3))
+        if start is not None:  # «с 9 до 11 утра»; «с 11 до 2 дня» starts before noon: taken as written
+            start_hour = _day_part(start[0], part)
+            found.add((start[0] if start_hour is None else start_hour, start[1]))
     found.update((int(match.group(1)), 0) for match in _AFTERNOON_HOURS.finditer(text))
     if _NOON.search(text):
         found.add((12, 0))

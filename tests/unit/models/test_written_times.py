@@ -41,6 +41,10 @@ CREATE_REMINDER = ToolInfo(name="create_reminder", description="Create a reminde
     ("at 12 am", {"00:00"}),
     ("в 12 ночи", {"00:00"}),
     ("с 14:00 до 15:00", {"14:00", "15:00"}),
+    ("open 9-11 am", {"09:00", "11:00"}),  # a range: its start takes the half of the day of its end
+    ("from 9 to 11 pm", {"21:00", "23:00"}),
+    ("с 9 до 11 утра", {"09:00", "11:00"}),
+    ("с 11 до 2 дня", {"11:00", "14:00"}),
 ])
 def test_times_of_day_are_read_in_both_languages(text: str, times: set[str]) -> None:
     assert clock_times(text) == times
@@ -54,6 +58,7 @@ def test_times_of_day_are_read_in_both_languages(text: str, times: set[str]) -> 
     "Встреча в переговорной 9",  # a bare number is no time
     "Call me at 9",
     "14:00 pm",
+    "Это займёт полдня",  # half a day, not noon
 ])
 def test_what_is_no_plain_time_of_day_is_not_read(text: str) -> None:
     assert clock_times(text) == frozenset()
@@ -121,6 +126,8 @@ def test_the_time_the_task_writes_fills_the_time_argument_left_out() -> None:
      {"person": "Maria", "date": "2026-03-20", "text": "call at 15:00"}),
     ("Remind Maria on March 20, 2026 to move the 9 am call to 11 am",
      {"person": "Maria", "date": "2026-03-20", "text": "move the call"}),  # two times
+    ("Remind Maria on March 20, 2026: the office is open 9-11 am",
+     {"person": "Maria", "date": "2026-03-20", "text": "office hours"}),  # a range is two times
 ])
 def test_a_call_with_its_time_or_a_task_without_one_time_is_left_alone(task: str, args: dict[str, Any]) -> None:
     answer = call(**args)
