@@ -1,12 +1,11 @@
 """Times of day a task writes: "14:30", "at 3:30 pm", "9 am", «в 9 утра», «в восемь вечера», «в 15 часов», noon.
 
-A small model leaves an optional time argument out even when the task gives the time (a reminder "on March 20 at
-9 am" is created with no time). :func:`clock_times` reads the times of day a text writes, as ``HH:MM``, only where
-their form says they are times: digits with a colon, an hour with am/pm or with a part of the day («утра»,
-«дня», «вечера», «ночи»), «в N часов» for an hour after noon, noon and midnight; a range ("9-11 am",
-«с 9 до 11 утра») is two times. Hours may be spelled
-("nine am", «в девять утра»). A bare number ("at 9", «в 9») is no time: it may be a room, a floor or a count;
-"5 o'clock" and «в 9 часов» are left out too, as they can be morning or evening.
+A small model leaves an optional time argument out even when the task gives the time (a reminder "on March 20 at 9
+am" is created with no time). :func:`clock_times` reads the times of day a text writes, as ``HH:MM``, only where
+their form says they are times: digits with a colon, an hour with am/pm or with a part of the day («утра», «дня»,
+«вечера», «ночи»), «в N часов» for an hour after noon, noon and midnight; a range ("9-11 am", «с 9 до 11 утра») is
+two times. Hours may be spelled ("nine am", «в девять утра»). A bare number ("at 9", «в 9») is no time: it may be a
+room, a floor or a count; "5 o'clock" and «в 9 часов» are left out too, as they can be morning or evening.
 """
 
 from __future__ import annotations
