@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from react_agent._types import FINISH, Example
+from react_agent.parsing import strings_in
 
 __all__ = ["MIN_VALUE_LENGTH", "borrowed", "example_values"]
 
@@ -24,7 +24,7 @@ def example_values(examples: Sequence[Example]) -> frozenset[str]:
     identifiers their observations write (a word with ``@`` or a digit: an e-mail, an id, a date)."""
     calls = [s.action_input for e in examples for s in e.steps if s.action and s.action != FINISH]
     calls += [e.answer.action_input for e in examples if not e.answer.is_finish]
-    values = {v.strip() for call in calls for v in _texts(call)
+    values = {v.strip() for call in calls for v in strings_in(call)
               if len(v.strip()) >= MIN_VALUE_LENGTH and _has_letter(v)}
     for text in [s.observation for e in examples for s in e.steps]:  # the results' identifiers: e-mails, ids, dates
         values.update(t for t in (m.rstrip(".") for m in _TOKEN.findall(text))
@@ -47,13 +47,3 @@ def _written(value: str, text: str) -> bool:
 
 def _has_letter(text: str) -> bool:
     return any(ch.isalpha() for ch in text)
-
-
-def _texts(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _texts(v)]
-    if isinstance(value, list):
-        return [t for v in value for t in _texts(v)]
-    return []

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import json_repair
 
-__all__ = ["Budget", "decode"]
+__all__ = ["Budget", "decode", "strings_in"]
 
 REPAIR_MAX = 1_000  # longest candidate handed to json_repair
 REPAIR_BUDGET = 1_000  # characters per reply handed to json_repair in all
@@ -105,3 +106,16 @@ def _unescape(escape: re.Match[str]) -> str:
     if len(char) == 5:
         return chr(int(char[1:], 16))
     return {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}.get(char, char)
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string in a decoded value (a call's arguments), at any depth: the value itself, the values of its
+    mappings and the items of its lists and tuples. Keys and other scalars are not strings of the value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from strings_in(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from strings_in(item)

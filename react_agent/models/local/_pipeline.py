@@ -66,6 +66,7 @@ from react_agent.models.local._invented import identifier_key, invented, written
 from react_agent.models.local._morphology import nominative
 from react_agent.models.local._numbers import scaled
 from react_agent.models.local._times import clock_times, is_clock_schema, time_value
+from react_agent.parsing import strings_in
 
 __all__ = [
     "DEFAULT_TECHNIQUES",
@@ -505,18 +506,6 @@ def unwritten_optionals(args: Any, schema: Any, text: str) -> Any:
     return args if len(kept) == len(args) else kept
 
 
-def _strings(value: Any) -> Iterable[str]:
-    """Every string in ``value``, at any depth."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
-
-
 def written_times(step: Step, context: CallContext) -> Step:
     """``step`` with the time of day the task writes given to the tool's one optional time argument that the call
     left out (:func:`._times.clock_times`: «в 9 утра» → ``"09:00"``; :func:`._times.is_clock_schema`: a string whose
@@ -536,7 +525,7 @@ def written_times(step: Step, context: CallContext) -> Step:
     if len(clocks) != 1 or clocks[0] in args:
         return step
     times = clock_times(context.task)
-    if len(times) != 1 or any(clock_times(text) or _CLOCK_DIGITS.search(text) for text in _strings(args)):
+    if len(times) != 1 or any(clock_times(text) or _CLOCK_DIGITS.search(text) for text in strings_in(args)):
         return step
     value = time_value(props[clocks[0]], next(iter(times)))
     return step if value is None else replace(step, call={**call, "action_input": {**args, clocks[0]: value}})
