@@ -1,6 +1,7 @@
-"""``fit_check`` on the real default model (marked ``local_model``): asked whether a tool does what the task asks,
-the model leans to "no" past :data:`FIT_CHECK` for a tool that does not and stays under it for one that does, so
-a call of the wrong tool is decided again as FINISH and the right call stands."""
+"""``fit_check`` and ``fit_check_unwritten`` on the real default model (marked ``local_model``): asked whether a tool
+does what the task asks, the model leans to "no" past :data:`FIT_CHECK` for a tool that does not and stays under it
+for one that does, so a call of the wrong tool is decided again as FINISH and the right call stands; by default the
+question is asked only of a call with a required value the task does not give."""
 
 from __future__ import annotations
 
@@ -40,8 +41,17 @@ def model() -> LocalChatModel:
     return LocalChatModel(techniques=NO_VOTE, max_tokens=96)
 
 
-def first_decision(model: LocalChatModel, task: str, caplog: pytest.LogCaptureFixture) -> tuple[dict, list[float]]:
-    agent = ReactAgent(model, [CONVERT])
+def circle_area(radius: float) -> str:
+    """Compute the area of a circle of a given radius."""
+    return "area"
+
+
+CIRCLE = StructuredTool.from_function(circle_area)
+
+
+def first_decision(model: LocalChatModel, task: str, caplog: pytest.LogCaptureFixture,
+                   tool: StructuredTool = CONVERT, prompts: str | None = None) -> tuple[dict, list[float]]:
+    agent = ReactAgent(model, [tool]) if prompts is None else ReactAgent(model, [tool], prompts=prompts)
     state = RunState(task)
     caplog.clear()
     with caplog.at_level(logging.DEBUG, logger="react_agent.models.local"):
@@ -66,3 +76,26 @@ def test_a_call_of_a_tool_that_does_not_do_the_task_is_decided_again_as_finish(
     answer, shares = first_decision(model, "Translate the phrase 'good morning' into German.", caplog)
     assert shares and shares[0] > FIT_CHECK, shares
     assert answer["action"] == FINISH
+
+
+@pytest.fixture(scope="module")
+def default_model() -> LocalChatModel:
+    """The default techniques but the finish vote (so the check, not the vote, decides)."""
+    return LocalChatModel(techniques=[t for t in DEFAULT_TECHNIQUES if t != "finish_vote"], max_tokens=96)
+
+
+def test_by_default_a_call_with_a_value_the_task_does_not_give_is_checked(
+        default_model: LocalChatModel, caplog: pytest.LogCaptureFixture) -> None:
+    """Asked for a ball's volume with only a circle's area at hand, the model calls it with a radius nobody gave;
+    asked, it says the tool does not fit, and the decision taken again is FINISH."""
+    answer, shares = first_decision(default_model, "What is the volume of a ball?", caplog, CIRCLE, "en-compact")
+    assert shares and shares[0] > FIT_CHECK, shares
+    assert answer["action"] == FINISH
+
+
+def test_by_default_a_call_whose_values_the_task_gives_is_not_checked(
+        default_model: LocalChatModel, caplog: pytest.LogCaptureFixture) -> None:
+    answer, shares = first_decision(default_model, "Compute the area of a circle with a radius of 3 cm.", caplog,
+                                    CIRCLE, "en-compact")
+    assert answer == {**answer, "action": "circle_area", "action_input": {"radius": 3}}
+    assert shares == []

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-__all__ = ["MAX_GUESSED_WORDS", "WordIndex", "guessed_text", "index_words", "same_word", "writes_a_word"]
+__all__ = ["MAX_GUESSED_WORDS", "WordIndex", "guessed_text", "in_another_alphabet", "index_words", "same_word",
+           "writes_a_word"]
 
 WordIndex = Mapping[str, frozenset[str]]
 """The distinct words of a text, folded, by their first letter (:func:`index_words`)."""
@@ -90,10 +91,17 @@ def guessed_text(value: str, text: str | WordIndex) -> bool:
     if not _named(value, words) or len(words) > MAX_GUESSED_WORDS:
         return False
     index = index_words(text) if isinstance(text, str) else text
-    scripts = {_script(letter) for letter in index}
-    if any(_script(w[0].lower()) not in scripts for w in words):
+    if in_another_alphabet(value, index):
         return False
     return not writes_a_word(value, index)
+
+
+def in_another_alphabet(value: str, text: str | WordIndex) -> bool:
+    """Whether a word of ``value`` begins in an alphabet that ``text`` (or its :func:`index_words`) writes no word
+    in: ``"Moscow"`` for a Russian text, which may be a translation."""
+    index = index_words(text) if isinstance(text, str) else text
+    scripts = {_script(letter) for letter in index}
+    return any(_script(w[0].lower()) not in scripts for w in _WORD.findall(value))
 
 
 def _named(value: str, words: list[str]) -> bool:

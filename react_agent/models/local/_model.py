@@ -476,7 +476,7 @@ class LocalChatModel(BaseChatModel):
             return (chat_prompt(llama, template, [*turns, *asked]) if template is not None else "",
                     " " + str(macros.yes()).strip(), " " + str(macros.no()).strip())
         staged = grammar is None and schema is not None and branches(schema) is not None \
-            and (step.two_stage or step.retry_cut or step.finish_vote or step.fit_check)
+            and (step.two_stage or step.retry_cut or step.finish_vote or step.fit_check or step.fit_check_unwritten)
         with lock:
             if staged:
                 calls = _Calls(llama, options, max_tokens, self.prompt_cache_dir, context.task)

@@ -11,7 +11,9 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   or 0.7 of it (once a result is there), the answer is decoded with FINISH only; ``bare_arguments``: with
   ``two_stage``, a tool's arguments are decoded after the action alone, not after the thought, whose summary of
   the task tends to leave values out; ``fit_check``, off unless named: a run's first call is decided again
-  without its tool when the model, asked whether that tool does what the task asks, leans to "no");
+  without its tool when the model, asked whether that tool does what the task asks, leans to "no";
+  ``fit_check_unwritten``: the same question, asked only of a first call with a required value the task writes in
+  no form, :mod:`._unwritten`);
 * ``grammar``: the answer schema the grammar is built from (``email_arguments``: ``format: email`` for a string
   argument whose name or description says it holds one e-mail address; ``format_patterns``: a ``pattern`` for each
   ``format`` the schema declares; ``bounded_integers``: a small integer range also as an ``enum``, which
@@ -28,20 +30,21 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   gives is decided again without that tool, :mod:`._invented`; ``unwritten_optionals``: an optional free-text argument
   the model made up in the task's own words is left out, :mod:`._guessed`).
 
-Every technique that acts on the schema or the call keeps a correct call as it is: a grammar technique only states
-what the schema already requires or what the text writes (``email_arguments`` what the argument's own name or
-description requires, and nothing when the text writes an ``@`` word the e-mail pattern would not admit),
-``retry_cut`` acts only on a reply cut by the token budget, ``finish_vote`` takes the tools away only when the model
-itself, asked for the action directly, prefers to answer (a correct call it would have made is kept unless the model
-gives it less probability than FINISH: ``bench.suites`` and ``bench.bfcl`` measure that on tasks that need a tool),
-``fit_check`` likewise only when the model itself, asked, says the tool does not fit, ``unique_items`` drops only
-items the task does not repeat, ``nominative_values`` changes only a value the text proves inflected,
+Every technique that acts on the schema or the call keeps a correct call as it is: a grammar technique only states what
+the schema already requires or what the text writes (``email_arguments`` what the argument's own name or description
+requires, and nothing when the text writes an ``@`` word the e-mail pattern would not admit), ``retry_cut`` acts only on
+a reply cut by the token budget, ``finish_vote`` takes the tools away only when the model itself, asked for the action
+directly, prefers to answer (a correct call it would have made is kept unless the model gives it less probability than
+FINISH: ``bench.suites`` and ``bench.bfcl`` measure that on tasks that need a tool), ``fit_check`` and
+``fit_check_unwritten`` likewise only when the model itself, asked, says the tool does not fit, ``unique_items`` drops
+only items the task does not repeat, ``nominative_values`` changes only a value the text proves inflected,
 ``scaled_numbers`` only a number the text writes with a scale word and never alone, ``duration_values`` only the one
 duration argument when the text writes one duration, ``written_times`` only adds the one time the task writes when no
 value of the call writes a time, ``relative_dates`` only a date equal to the one date the results write when the task
 names one plain relative day and no date of its own, ``invented_values`` rejects only a value the text cannot have
 supplied, and ``unwritten_optionals`` leaves out only an optional value none of whose words the text or the argument's
-description writes in any form. ``python -m bench.bfcl --oracle`` checks the grammar and after-decoding stages on
+description writes in any form.
+``python -m bench.bfcl --oracle`` checks the grammar and after-decoding stages on
 correct calls.
 ``two_stage`` and ``bare_arguments`` choose what the model reads before it writes the arguments, so they change
 which calls it makes, for better or worse: ``bench.suites`` and ``bench.bfcl`` measure them with and without.
@@ -113,6 +116,7 @@ class Step:
     finish_vote: bool = False
     bare_arguments: bool = False
     fit_check: bool = False
+    fit_check_unwritten: bool = False
     invented: tuple[str, ...] = ()
     """The arguments of ``call`` that nothing the model was given can have supplied (``invented_values``): the
     decoder decides again without that tool."""
@@ -601,6 +605,7 @@ PIPELINE: tuple[Technique, ...] = (
     Technique("finish_vote", "before_decoding", lambda step, _: replace(step, finish_vote=True)),
     Technique("bare_arguments", "before_decoding", lambda step, _: replace(step, bare_arguments=True)),
     Technique("fit_check", "before_decoding", lambda step, _: replace(step, fit_check=True)),
+    Technique("fit_check_unwritten", "before_decoding", lambda step, _: replace(step, fit_check_unwritten=True)),
     Technique("email_arguments", "grammar",
               lambda step, context: _schema(step, lambda s: email_arguments(s, context.text, context.tools))),
     Technique("format_patterns", "grammar", lambda step, _: _schema(step, with_format_patterns)),

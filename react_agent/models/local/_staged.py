@@ -4,8 +4,9 @@
 (``_model._Calls`` in the model, a scripted function in tests). :func:`decoded_answer` runs the techniques of
 :mod:`_pipeline`: the before-decoding and grammar stages on the schema, the decoding itself (two stages and the
 retry of a cut value when those techniques are on), then the after-decoding stage on the decoded call;
-:func:`answered` decides again without a tool whose call the after-decoding stage finds invented, or (``fit_check``)
-that the model itself, asked, says does not do what the task asks.
+:func:`answered` decides again without a tool whose call the after-decoding stage finds invented, or (``fit_check``;
+``fit_check_unwritten`` for a call with a required value the task does not write) that the model itself, asked,
+says does not do what the task asks.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from react_agent._types import FINISH, CallContext
 from react_agent.models.local._pipeline import Step, Technique, branches, run_stage
+from react_agent.models.local._unwritten import unwritten_required
 
 __all__ = ["CUT_RETRY_TOKENS", "CUT_STRING_LENGTH", "FINISH_VOTE", "FINISH_VOTE_AFTER_RESULT", "FIT_CHECK",
            "VOTE_PREFIX", "Judge", "answered", "bounded_values", "decoded_answer", "finish_voted", "finished",
@@ -112,6 +114,25 @@ def unfit(complete: Callable[..., str], judge: Judge, action: str) -> bool:
     return bool(vote > FIT_CHECK)
 
 
+def _doubted(step: Step, text: str, context: CallContext) -> bool:
+    """Whether the model is asked if the tool of ``text`` (a decoded call) does what the task asks: always with
+    ``fit_check``; with ``fit_check_unwritten`` when a required value of the call is written nowhere in the task
+    (:func:`._unwritten.unwritten_required`)."""
+    if step.fit_check:
+        return True
+    if not step.fit_check_unwritten:
+        return False
+    call = _json_or_none(text)
+    if not isinstance(call, dict):
+        return False
+    tool = next((t for t in context.tools if t.name == call.get("action")), None)
+    paths = unwritten_required(call.get("action_input"), tool.parameters if tool else None, context.text)
+    if paths:
+        logger.info("local model: the task writes no value of %s's %s; asking whether the tool fits",
+                    call.get("action"), ", ".join(paths))
+    return bool(paths)
+
+
 def _called(text: str) -> str | None:
     """The action of a decoded answer, or ``None`` when it is no answer object."""
     call = _json_or_none(text)
@@ -127,16 +148,18 @@ def answered(complete: Callable[..., str], prompt: str, step: Step, context: Cal
     vote (the model decides after reading the note, thought first), until a call stands or one action is left
     (the last one stands as it is decoded). With ``step.fit_check`` and ``judge``, a run's first call that stands
     is decided again the same way when the model says its tool does not do what the task asks (:func:`unfit`;
-    asked once a decision, and only while FINISH is an option)."""
+    asked once a decision, and only while FINISH is an option); with ``step.fit_check_unwritten``, only a first
+    call with a required value the task writes in no form is asked about."""
     rejected: list[tuple[str, str, tuple[str, ...]]] = []
     while True:
         decoded = decoded_answer(complete, prompt, step, context)
         text, action, paths = _after(techniques, decoded, context)
         options = branches(step.schema or {}) or {}
-        if action is None and step.fit_check and judge is not None and context.task and not context.observations \
-                and not rejected and FINISH in options:
+        if action is None and judge is not None and context.task and not context.observations and not rejected \
+                and FINISH in options:
             called = _called(text)
-            if called is not None and called != FINISH and called in options and unfit(complete, judge, called):
+            if called is not None and called != FINISH and called in options and _doubted(step, text, context) \
+                    and unfit(complete, judge, called):
                 action = called
         if action is None or action not in options or len(options) < 2:
             return text
