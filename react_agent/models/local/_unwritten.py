@@ -15,11 +15,9 @@ A value counts as written when the text writes it in some form:
   in an alphabet the text does not write in (a translation: ``"Moscow"`` for «в Москве»);
 * a string without letters (``"2^5"``): each of its numbers is written.
 
-Never named either: a code in capitals (``"USD"``, ``"AAPL"``), which may be meant rather than written.
-
-Never named: booleans, ``null``, a string whose form the schema fixes (``enum``, ``const``, ``format``,
-``pattern``: a code such as ``"USD"`` may be meant rather than written), a clock time or a date (left to
-``invented_values``, which knows their written forms), and the optional arguments.
+Never named: the optional arguments, booleans, ``null``, a string whose form the schema fixes (``enum``, ``const``,
+``format``, ``pattern``), a code in capitals (``"USD"``, ``"AAPL"``: a code may be meant rather than written), and a
+clock time or a date (left to ``invented_values``, which knows their written forms).
 """
 
 from __future__ import annotations
