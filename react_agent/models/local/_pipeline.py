@@ -43,8 +43,7 @@ duration argument when the text writes one duration, ``written_times`` only adds
 value of the call writes a time, ``relative_dates`` only a date equal to the one date the results write when the task
 names one plain relative day and no date of its own, ``invented_values`` rejects only a value the text cannot have
 supplied, and ``unwritten_optionals`` leaves out only an optional value none of whose words the text or the argument's
-description writes in any form.
-``python -m bench.bfcl --oracle`` checks the grammar and after-decoding stages on
+description writes in any form. ``python -m bench.bfcl --oracle`` checks the grammar and after-decoding stages on
 correct calls.
 ``two_stage`` and ``bare_arguments`` choose what the model reads before it writes the arguments, so they change
 which calls it makes, for better or worse: ``bench.suites`` and ``bench.bfcl`` measure them with and without.

@@ -114,17 +114,12 @@ def unfit(complete: Callable[..., str], judge: Judge, action: str) -> bool:
     return bool(vote > FIT_CHECK)
 
 
-def _doubted(step: Step, text: str, context: CallContext) -> bool:
-    """Whether the model is asked if the tool of ``text`` (a decoded call) does what the task asks: always with
+def _doubted(step: Step, call: dict[str, Any], context: CallContext) -> bool:
+    """Whether the model is asked if the tool of ``call`` (a decoded call) does what the task asks: always with
     ``fit_check``; with ``fit_check_unwritten`` when a required value of the call is written nowhere in the task
     (:func:`._unwritten.unwritten_required`)."""
     if step.fit_check:
         return True
-    if not step.fit_check_unwritten:
-        return False
-    call = _json_or_none(text)
-    if not isinstance(call, dict):
-        return False
     tool = next((t for t in context.tools if t.name == call.get("action")), None)
     paths = unwritten_required(call.get("action_input"), tool.parameters if tool else None, context.text)
     if paths:
@@ -133,9 +128,8 @@ def _doubted(step: Step, text: str, context: CallContext) -> bool:
     return bool(paths)
 
 
-def _called(text: str) -> str | None:
-    """The action of a decoded answer, or ``None`` when it is no answer object."""
-    call = _json_or_none(text)
+def _called(call: Any) -> str | None:
+    """The action of a decoded answer (its JSON value), or ``None`` when it is no answer object."""
     return call["action"] if isinstance(call, dict) and isinstance(call.get("action"), str) else None
 
 
@@ -155,10 +149,11 @@ def answered(complete: Callable[..., str], prompt: str, step: Step, context: Cal
         decoded = decoded_answer(complete, prompt, step, context)
         text, action, paths = _after(techniques, decoded, context)
         options = branches(step.schema or {}) or {}
-        if action is None and judge is not None and context.task and not context.observations and not rejected \
-                and FINISH in options:
-            called = _called(text)
-            if called is not None and called != FINISH and called in options and _doubted(step, text, context) \
+        if action is None and (step.fit_check or step.fit_check_unwritten) and judge is not None and context.task \
+                and not context.observations and not rejected and FINISH in options:
+            call = _json_or_none(text)
+            called = _called(call)
+            if called is not None and called != FINISH and called in options and _doubted(step, call, context) \
                     and unfit(complete, judge, called):
                 action = called
         if action is None or action not in options or len(options) < 2:
