@@ -196,20 +196,29 @@ def _load() -> list[float] | None:
     return [round(x, 1) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
+def first_calls_only(config: dict[str, Any]) -> bool:
+    """Whether a run of this configuration stopped every task after its first decision: its run outcomes judge
+    nothing."""
+    return config.get("max_iterations") == 1
+
+
 def markdown(data: dict[str, Any]) -> str:
     """The benchmarks page's section: a row per language, then the misses."""
     from bench import _common
 
     results, config = data["results"], data.get("config", {})
+    first_only = first_calls_only(config)
     rows = []
     for lang, r in results["languages"].items():
         n = r["tasks"]
         kinds = "; ".join(f"{kind} {c['first_ok']}/{c['tasks']}" for kind, c in r["by_kind"].items())
-        rows.append([lang, str(n), f"{r['first_ok']}/{n} ({_common.pct(r['first_ok'], n)})",
-                     f"{r['outcome_ok']}/{n} ({_common.pct(r['outcome_ok'], n)})", f"{r['median_s']:.1f}", kinds])
-    lines = [f"Model `{config.get('model', '?')}`, prompts {config.get('prompts') or '<lang>-compact'}, at most "
-             f"{config.get('max_iterations', '?')} steps per run; load average {results.get('load_before')} before, "
-             f"{results.get('load_after')} after.", "",
+        outcome = "not run (one step)" if first_only else f"{r['outcome_ok']}/{n} ({_common.pct(r['outcome_ok'], n)})"
+        rows.append([lang, str(n), f"{r['first_ok']}/{n} ({_common.pct(r['first_ok'], n)})", outcome,
+                     f"{r['median_s']:.1f}", kinds])
+    steps = ("one step per run (`--max-iterations 1`): first calls only, no run outcome" if first_only
+             else f"at most {config.get('max_iterations', '?')} steps per run")
+    lines = [f"Model `{config.get('model', '?')}`, prompts {config.get('prompts') or '<lang>-compact'}, {steps}; "
+             f"load average {results.get('load_before')} before, {results.get('load_after')} after.", "",
              _common.table(["language", "tasks", "first call right", "run outcome right", "median s/task",
                             "first call by kind"], rows)]
     for lang, r in results["languages"].items():

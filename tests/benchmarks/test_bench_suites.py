@@ -280,6 +280,23 @@ def test_the_results_file_holds_the_summary_and_the_page_lists_the_misses(tmp_pa
     assert f"{total - 1}/{total}" in page and "`ru-tk-assign-petrov`: assignee='Петрова'" in page
 
 
+def test_a_run_of_first_calls_only_shows_no_run_outcome_on_the_page(tmp_path, capsys):
+    from bench import run_all
+
+    finish = json.dumps({"thought": "t", "action": "FINISH", "action_input": "ok"})
+    code, _, records = run_runner(tmp_path, capsys, [finish] * 3, "--lang", "en", "--limit", "3",
+                                  "--max-iterations", "1", "--results", "--out-dir", str(tmp_path))
+    assert code == 0 and len(records) == 3
+    data = json.loads((tmp_path / "suites.json").read_text(encoding="utf-8"))
+    page = suites.markdown(data)
+    assert "first calls only, no run outcome" in page and "not run (one step)" in page
+    headline = run_all.headline_table({"suites": data})
+    assert "first calls only (one step per run)" in headline and "run outcome" not in headline
+    data["config"]["max_iterations"] = 6
+    assert "run outcome" in run_all.headline_table({"suites": data})
+    assert "not run (one step)" not in suites.markdown(data)
+
+
 def test_the_runner_runs_only_the_kinds_asked_for(tmp_path, capsys):
     none = [t for t in load_tasks("en") if t.kind == "none"]
     replies = [json.dumps({"thought": "t", "action": "FINISH", "action_input": "ok"})] * 20
