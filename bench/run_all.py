@@ -79,8 +79,8 @@ three agents are interleaved run by run and the garbage collector is paused whil
 model and the tool cost the same in both frameworks (they are langchain-core code), so the ratio is
 bounded below by their share. The ratios move with the host more than with the code: pre-built, the code of
 2026-12-05 measured 0.27x AgentExecutor and 0.38x create_react_agent on that day's host, and 0.20-0.21x and
-0.30-0.32x in two runs on the host of 2026-12-06, where today's code measured 0.18-0.20x and 0.25-0.30x in six
-runs (the run above is the first of them).""",
+0.30-0.32x in two runs on the host of 2026-12-06, where the code of 2026-12-06 measured 0.18-0.20x and 0.25-0.30x
+in six runs (the run above is the first of them).""",
     "prompt_size": """\
 Method: `python -m bench.prompt_size`. react_agent's prompt repeats the task, the tool descriptions and
 the instructions every step and shows the last `history_window` steps (3 by default; the result still
