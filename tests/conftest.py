@@ -1,5 +1,8 @@
 """Shared fixtures and helpers: the user-registry tools of the recorded GigaChat scenarios (an in-memory
-'database'), ``call``/``finish`` replies, and the repository paths the tests need."""
+'database'), ``call``/``finish`` replies, and the repository paths the tests need.
+
+Hypothesis runs with no deadline: its property tests assert behaviour, and a 200 ms limit per example fails them
+when a loaded machine pauses one example (performance is measured in ``bench/``, never in unit tests)."""
 
 from __future__ import annotations
 
@@ -8,8 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
+
+settings.register_profile("react_agent", deadline=None)
+settings.load_profile("react_agent")
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository
 HELPERS = ROOT / "tests" / "helpers"  # servers, workers and data the tests start or import by name
