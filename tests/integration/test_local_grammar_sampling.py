@@ -107,8 +107,8 @@ def test_the_embedded_model_checks_the_top_token_first_when_it_decodes_greedily(
     made: list[GrammarFirst] = []
 
     class Counted(GrammarFirst):
-        def __init__(self, llama: Any, grammar: str) -> None:
-            super().__init__(llama, grammar)
+        def __init__(self, llama: Any, grammar: str, *begun: Any) -> None:
+            super().__init__(llama, grammar, *begun)
             made.append(self)
 
     monkeypatch.setattr(prefix, "GrammarFirst", Counted)
@@ -117,3 +117,32 @@ def test_the_embedded_model_checks_the_top_token_first_when_it_decodes_greedily(
         "How many sides has a square? Answer as JSON.", response_format={"type": "json_object", "schema": schema})
     assert json.loads(str(reply.content))["n"] in (3, 4, 5)
     assert bool(made) is checked_first
+
+
+def test_an_output_begun_as_written_text_goes_on_as_the_whole_decoding_does(llama: Any) -> None:
+    """The model's own start of an answer (its keys and quotes up to the thought's text), written into the prompt
+    and read by the grammar first, continues into the answer decoded whole when the model decoded that start as
+    the tokenizer writes it (as the agents' prompts have it write ``{"thought": "``)."""
+    from react_agent.models.local._model import _grammar_for
+    from react_agent.models.local._prefix import can_begin, complete, prompt_tokens
+
+    prompt, grammar = PROMPTS[0], _grammar_for(json.dumps(CALL))
+    whole, _, _ = both(llama, prompt, grammar, 96)
+    start = whole[: whole.index('"', whole.index(":")) + 1]  # {"thought": "
+    held, written = prompt_tokens(llama, prompt), prompt_tokens(llama, prompt + start)
+    decoded = [int(t) for t in llama.input_ids[len(held): len(written)]]
+    assert held + decoded == written  # the model decoded the start as the tokenizer writes it
+    assert can_begin(llama, {"temperature": 0.0})
+    llama.reset()
+    rest, _ = complete(llama, prompt + start, grammar=grammar, begun=start, max_tokens=96, temperature=0.0)
+    assert start + rest["choices"][0]["text"] == whole
+    assert rest["usage"]["completion_tokens"] < len(llama.tokenize(whole.encode(), add_bos=False))
+
+
+def test_written_text_the_grammar_cannot_read_is_a_value_error_not_an_abort(llama: Any) -> None:
+    from react_agent.models.local._model import _grammar_for
+    from react_agent.models.local._prefix import complete
+
+    with pytest.raises(ValueError, match="does not allow"):
+        complete(llama, PROMPTS[0] + '["thought"', grammar=_grammar_for(json.dumps(CALL)), begun='["thought"',
+                 max_tokens=8, temperature=0.0)

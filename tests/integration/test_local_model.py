@@ -427,3 +427,31 @@ def test_after_the_one_call_a_task_needs_the_run_answers() -> None:
     result = agent.run("Post Dana Whitfield the message 'Lunch is at noon'")
     assert [step.action for step in result.steps] == ["post_message", FINISH], result.steps
     assert result.status == "finished"
+
+
+def read_file(path: str) -> str:
+    """Read a file by its path."""
+    return "text"
+
+
+@model_test
+@pytest.mark.parametrize("task", ["Find the employee Dana Whitfield", "Напиши Ольге Смирновой, что отчёт готов",
+                                  "Post Dana Whitfield the message 'Lunch is at noon'",
+                                  "Открой файл /Отчёты/итоги_марта.csv"])
+def test_an_answer_with_its_shared_text_written_is_the_answer_decoded_whole(
+        task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The keys and quotes every answer shares are evaluated as written text, not decoded a token at a time: the
+    answer is the one decoding it whole gives (a path keeps its leading slash), with fewer tokens decoded."""
+    from langchain_core.tools import StructuredTool
+
+    tools = [*_office_tools(), StructuredTool.from_function(read_file)]
+    agent = ReactAgent(LocalChatModel(max_tokens=96), tools, max_iterations=2)
+    messages = agent.build_messages(RunState(task))
+    written = agent.llm.invoke(messages, response_format=agent.response_format, react_agent_call=agent.call_context(
+        RunState(task)))
+    monkeypatch.setattr(llama_module, "can_begin", lambda llama, options: False)
+    whole = agent.llm.invoke(messages, response_format=agent.response_format, react_agent_call=agent.call_context(
+        RunState(task)))
+    assert json.loads(str(written.content)) == json.loads(str(whole.content))
+    assert written.usage_metadata and whole.usage_metadata
+    assert written.usage_metadata["output_tokens"] < whole.usage_metadata["output_tokens"]

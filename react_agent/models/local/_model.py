@@ -78,7 +78,7 @@ from react_agent.models.local._pipeline import (
     branches,
     select,
 )
-from react_agent.models.local._prefix import PrefixUse, complete, prompt_tokens, window
+from react_agent.models.local._prefix import PrefixUse, can_begin, complete, prompt_tokens, window
 from react_agent.models.local._staged import answered, finished, prepared
 from react_agent.models.local._weights import assembled_path
 
@@ -391,6 +391,11 @@ class LocalChatModel(BaseChatModel):
         """The catalogue name of the weights, or the file stem of ``model_path``."""
         return Path(self.model_path).stem if self.model_path else (self.model or DEFAULT_LOCAL_MODEL)
 
+    def get_token_ids(self, text: str) -> list[int]:
+        """The model's own tokens of ``text`` (what LangChain's ``get_num_tokens`` counts); loads the model."""
+        llama, _ = self._client()
+        return [int(t) for t in llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)]
+
     @classmethod
     def clear_cache(cls) -> None:
         """Free every loaded ``Llama`` (waits for a running call on it to end)."""
@@ -545,24 +550,29 @@ class _Calls:
         self.prompt_tokens = self.completion_tokens = self.spent_before = 0
         self.use = PrefixUse()
         self.finish: str | None = "stop"
+        self.cut = False
+        """Whether the last completion ended at the token budget."""
+        self.begins = can_begin(llama, options)
+        """Whether a completion can take its output's start as written text (``begun=``)."""
 
     def restart(self) -> None:
         """A new answer begins (decided again): it gets the whole ``max_tokens`` budget."""
         self.spent_before = self.completion_tokens
 
     def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "",
-                 stop: Sequence[str] = (), min_tokens: int = 1) -> str:
+                 stop: Sequence[str] = (), min_tokens: int = 1, begun: str = "") -> str:
         grammar = _grammar_for(json.dumps(schema, sort_keys=False), suffix)
         remaining = max(min_tokens, self.budget - (self.completion_tokens - self.spent_before))
         options = {**self.options, "stop": [*self.options.get("stop", []), *stop]}
         response, use = complete(self.llama, prompt, grammar=grammar, max_tokens=remaining, cache_dir=self.cache_dir,
-                                 task=self.task, **options)
+                                 task=self.task, begun=begun, **options)
         self.use += use
         usage = response.get("usage") or {}
         self.prompt_tokens += int(usage.get("prompt_tokens", 0))
         self.completion_tokens += int(usage.get("completion_tokens", 0))
         choice = response["choices"][0]
-        if choice.get("finish_reason") == "length":
+        self.cut = choice.get("finish_reason") == "length"
+        if self.cut:
             self.finish = "length"
         return str(choice["text"])
 

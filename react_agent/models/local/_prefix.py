@@ -31,7 +31,7 @@ import threading
 import time
 import weakref
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -314,7 +314,7 @@ def _quiet(path: Path, doing: str) -> Iterator[None]:
 
 
 def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
-             task: str = "", **options: Any) -> tuple[dict[str, Any], PrefixUse]:
+             task: str = "", begun: str = "", **options: Any) -> tuple[dict[str, Any], PrefixUse]:
     """``llama.create_completion`` of ``prompt`` (special tokens of a chat template read as such) and the prefix
     it reused (from the cache, a saved state loaded back: :class:`SavedPrefixes`, or one kept in ``cache_dir``:
     :class:`DiskPrefixes`). ``grammar``: GBNF text the output must match; greedy decoding on a ``llama_cpp.Llama``
@@ -322,7 +322,12 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
     llama-cpp-python's ``grammar=``.
 
     With ``cache_dir``, the part of the prompt before ``task`` (instructions, tools, worked examples: no task, no
-    history, no tool result) is evaluated first and kept there when it is long and no kept context has it."""
+    history, no tool result) is evaluated first and kept there when it is long and no kept context has it.
+
+    ``begun``: the output's start that ``prompt`` ends with (text written, not decoded): the grammar reads it before
+    the first token; greedy decoding on a ``llama_cpp.Llama`` only (:func:`can_begin`), a ``ValueError`` otherwise
+    or when the grammar does not allow it."""
+    begun_tokens = _begun_tokens(llama, begun, grammar, options) if begun else []
     tokens = prompt_tokens(llama, prompt)
     fits(llama, len(tokens))
     held = [int(t) for t in llama.input_ids[: llama.n_tokens]]
@@ -343,7 +348,7 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
     first = None
     if grammar is not None:
         if real and options.get("temperature") == 0.0:  # greedy
-            first = GrammarFirst(llama, grammar)
+            first = GrammarFirst(llama, grammar, begun_tokens)
             options["logits_processor"] = [*(options.get("logits_processor") or []), first]
         else:
             from llama_cpp.llama_grammar import LlamaGrammar
@@ -355,6 +360,28 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
         if first is not None:
             first.close()
     return response, PrefixUse(evaluated=len(tokens) - reused, reused=reused)
+
+
+def can_begin(llama: Any, options: Mapping[str, Any]) -> bool:
+    """Whether :func:`complete` can take an output's start as written text (``begun=``): greedy decoding on a
+    ``llama_cpp.Llama`` whose tokenizer gives such text back byte for byte."""
+    if saved_prefixes(llama) is None or options.get("temperature") != 0.0:
+        return False
+    probe = '{"thought": "Ж ok", "action": "'
+    return bytes(llama.detokenize(_text_tokens(llama, probe))) == probe.encode("utf-8")
+
+
+def _text_tokens(llama: Any, text: str) -> list[int]:
+    return [int(t) for t in llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)]
+
+
+def _begun_tokens(llama: Any, begun: str, grammar: str | None, options: Mapping[str, Any]) -> list[int]:
+    if grammar is None or not can_begin(llama, options):
+        raise ValueError("an output begun as written text needs a grammar and greedy decoding on a llama_cpp.Llama")
+    tokens = _text_tokens(llama, begun)
+    if bytes(llama.detokenize(tokens)) != begun.encode("utf-8"):
+        raise ValueError(f"the tokenizer does not give {begun!r} back as written")
+    return tokens
 
 
 def static_tokens(llama: Any, prompt: str, tokens: list[int], task: str) -> int:

@@ -25,9 +25,10 @@ __all__ = ["GrammarFirst"]
 class GrammarFirst:
     """A logits processor that leaves the logits to greedy decoding as the GBNF ``grammar`` would: unchanged when
     the top token is allowed, the disallowed ones at ``-inf`` otherwise. One per completion; :meth:`close` frees
-    the grammar (the processor keeps no reference to the model)."""
+    the grammar (the processor keeps no reference to the model). ``accepted``: tokens the grammar reads before the
+    completion's first one (the end of a prompt that begins the output: text the grammar must allow)."""
 
-    def __init__(self, llama: Any, grammar: str) -> None:
+    def __init__(self, llama: Any, grammar: str, accepted: Sequence[int] = ()) -> None:
         import llama_cpp
         import numpy as np
 
@@ -40,6 +41,11 @@ class GrammarFirst:
         self._one: Any = llama_cpp.llama_token_data()
         self._one_array: Any = llama_cpp.llama_token_data_array(
             data=ctypes.pointer(self._one), size=1, selected=-1, sorted=False)
+        for token in accepted:  # llama.cpp aborts the process on a token its grammar cannot read: ask first
+            if not self._allows(int(token), 0.0):
+                self.close()
+                raise ValueError(f"the grammar does not allow token {int(token)} of the text it is to read first")
+            llama_cpp.llama_sampler_accept(self._sampler, int(token))
         self._all: Any = None
         self.masked = 0
         """How many tokens needed the whole vocabulary masked (the top token was not allowed)."""
@@ -53,14 +59,18 @@ class GrammarFirst:
                 llama_cpp.llama_sampler_accept(self._sampler, int(token))
         self._seen = len(input_ids)
         top = int(np.argmax(scores))
-        self._one.id, self._one.logit, self._one.p = top, float(scores[top]), 0.0
-        self._one_array.data, self._one_array.size = ctypes.pointer(self._one), 1
-        self._one_array.selected, self._one_array.sorted = -1, False
-        llama_cpp.llama_sampler_apply(self._sampler, ctypes.byref(self._one_array))
-        if not math.isinf(self._one.logit):
+        if self._allows(top, float(scores[top])):
             return scores
         self.masked += 1
         return self._mask(scores)
+
+    def _allows(self, token: int, logit: float) -> bool:
+        """Whether the grammar, where it is now, allows ``token`` next."""
+        self._one.id, self._one.logit, self._one.p = token, logit, 0.0
+        self._one_array.data, self._one_array.size = ctypes.pointer(self._one), 1
+        self._one_array.selected, self._one_array.sorted = -1, False
+        self._llama_cpp.llama_sampler_apply(self._sampler, ctypes.byref(self._one_array))
+        return not math.isinf(self._one.logit)
 
     def _mask(self, scores: Any) -> Any:
         llama_cpp, np = self._llama_cpp, self._np

@@ -3,7 +3,8 @@
 ``complete(prompt, schema, suffix=..., stop=..., min_tokens=...)`` is one completion constrained by ``schema``
 (``_model._Calls`` in the model, a scripted function in tests). :func:`decoded_answer` runs the techniques of
 :mod:`_pipeline`: the before-decoding and grammar stages on the schema, the decoding itself (two stages and the
-retry of a cut value when those techniques are on), then the after-decoding stage on the decoded call;
+retry of a cut value when those techniques are on; with greedy decoding the keys and quotes every answer shares are
+written into the prompt, not decoded), then the after-decoding stage on the decoded call;
 :func:`answered` decides again without a tool whose call the after-decoding stage finds invented, or (``fit_check``;
 ``fit_check_unwritten`` for a call with a required value the task does not write) that the model itself, asked,
 says does not do what the task asks.
@@ -29,6 +30,8 @@ __all__ = ["CUT_RETRY_TOKENS", "CUT_STRING_LENGTH", "FINISH_VOTE", "FINISH_VOTE_
 logger = logging.getLogger("react_agent.models.local")
 
 ARGS_KEY = '"action_input"'
+THOUGHT_OPEN = '{"thought": "'
+ACTION_OPEN = '", "action": "'
 VOTE_PREFIX = '{"action": "'
 """The answer's start at which :func:`finish_voted` reads the model's probabilities of the actions."""
 FINISH_VOTE = 0.5
@@ -211,11 +214,14 @@ def decoded_answer(complete: Callable[..., str], prompt: str, step: Step, contex
     ``}``. With ``step.bare_arguments``: a tool's arguments are decoded after the action alone
     (``{"action": "<tool>", "action_input":``), not after the thought; the answer keeps the thought, and FINISH's
     text is still decoded after it. With ``step.retry_cut``: arguments the token budget cut are decoded once more
-    with bounded values (:func:`_uncut`). A reply that cannot be read at any point is returned as it is.
+    with bounded values (:func:`_uncut`). When ``complete.begins`` (greedy decoding on llama.cpp), the text every
+    answer of the schema shares is written, not decoded (:func:`_written_head`, :func:`_arguments_opening`). A reply
+    that cannot be read at any point is returned as it is.
     """
     schema = step.schema or {}
     if step.finish_vote and finish_voted(complete, prompt, schema, context):
         schema = _only(schema, FINISH)
+    written = complete if getattr(complete, "begins", False) and _thought_first(schema) else None
     if step.retry_cut:
         complete = _uncut(complete, context)
     actions = branches(schema) or {}
@@ -223,15 +229,87 @@ def decoded_answer(complete: Callable[..., str], prompt: str, step: Step, contex
         return str(complete(prompt, schema))
     if isinstance(schema.get("$defs"), Mapping):  # hoisted recursive definitions: every stage needs them
         actions = {name: {**args, "$defs": schema["$defs"]} for name, args in actions.items()}
-    head = complete(prompt, schema, stop=[ARGS_KEY])
+    head = None
+    if written is not None:
+        try:
+            head = _written_head(written, prompt, schema, actions)
+        except ValueError:  # the grammar does not read the written text: the start is decoded whole
+            logger.debug("local model: the answer's start decoded without written text")
+    if head is None:
+        head = complete(prompt, schema, stop=[ARGS_KEY])
     found = _ACTION.search(head)
     action = _json_or_none(found.group(1)) if found else None
     if action not in actions or head.rstrip().endswith("}"):
         return head
     prefix = head + ARGS_KEY + ":"
     lead = _bare_lead(action) if step.bare_arguments and action != FINISH else prefix
-    body = complete(prompt + lead, actions[action], suffix="}")
-    return prefix + body
+    opening = _arguments_opening(actions[action]) if written is not None and action != FINISH else ""
+    if opening:
+        try:
+            return prefix + opening + complete(prompt + lead + opening, actions[action], suffix="}", begun=opening)
+        except ValueError:  # the grammar does not read the opening as written: the arguments are decoded whole
+            logger.debug("local model: %s's arguments decoded without a written opening", action)
+    return prefix + complete(prompt + lead, actions[action], suffix="}")
+
+
+def _thought_first(schema: Mapping[str, Any]) -> bool:
+    """Whether every branch of an answer schema is ``{"thought": <string>, "action": ..., "action_input": ...}`` in
+    that order, all three required: the text around the thought and the action is then the same for every
+    answer."""
+    options = schema.get("anyOf")
+    if not isinstance(options, list) or not options:
+        return False
+    for branch in options:
+        props = branch.get("properties") if isinstance(branch, Mapping) else None
+        if not isinstance(props, Mapping) or list(props)[:3] != ["thought", "action", "action_input"]:
+            return False
+        thought = props["thought"]
+        if not isinstance(thought, Mapping) or thought.get("type") != "string" or {"enum", "const"} & set(thought) \
+                or not {"thought", "action", "action_input"} <= set(branch.get("required") or ()):
+            return False
+    return True
+
+
+def _arguments_opening(schema: Mapping[str, Any]) -> str:
+    """The text every value of an arguments schema begins with, as its grammar writes it after the ``:`` of
+    ``"action_input":``: `` {"<first required key>":``; ``""`` when the schema requires no property (or its first
+    key is not plain ASCII, which the grammar escapes). It ends before the value: the tokenizer joins a value's
+    opening quote with the punctuation after it (`` "/`` begins a path), so the model decodes the quote itself."""
+    props, required = schema.get("properties"), schema.get("required")
+    if schema.get("type") != "object" or not isinstance(props, Mapping) or not isinstance(required, list):
+        return ""
+    first = next((name for name in props if name in required), None)
+    if not isinstance(first, str) or json.dumps(first) != json.dumps(first, ensure_ascii=False):
+        return ""
+    return " {" + json.dumps(first) + ":"
+
+
+def _written_head(complete: Callable[..., Any], prompt: str, schema: Mapping[str, Any],
+                  actions: Mapping[str, Any]) -> str | None:
+    """The answer up to its ``"action_input"`` key (as :func:`decoded_answer`'s first stage decodes it) with the
+    text every answer shares written, not decoded: the thought is decoded after :data:`THOUGHT_OPEN` up to its
+    closing quote, the action after :data:`ACTION_OPEN` up to its own, or written when it is the only one.
+    ``complete(..., begun=...)`` takes a prompt that ends with the answer's start, which the grammar reads first;
+    ``complete.cut`` says the last completion ended at the token budget. A cut answer is returned as it is;
+    ``None`` when the action read is none of ``actions``."""
+    written = THOUGHT_OPEN
+    while True:  # an escaped quote in the thought ends a completion early: the thought goes on after it
+        written += str(complete(prompt + written, schema, stop=['"'], begun=written))
+        if getattr(complete, "cut", False):
+            return written
+        escaped = (len(written) - len(written.rstrip("\\"))) % 2 == 1
+        written += '"'
+        if not escaped:
+            break
+    written += ACTION_OPEN[1:]
+    if len(actions) == 1:  # one action to choose from (FINISH after the vote): its name is written too
+        return written + json.dumps(next(iter(actions)), ensure_ascii=False)[1:-1] + '", '
+    action = str(complete(prompt + written, schema, stop=['"'], begun=written))
+    if getattr(complete, "cut", False):
+        return written + action
+    if _json_or_none('"' + action + '"') not in actions:
+        return None
+    return written + action + '", '
 
 
 def _bare_lead(action: str) -> str:
@@ -278,17 +356,18 @@ def _uncut(complete: Callable[..., str], context: CallContext) -> Callable[..., 
     once more under :func:`bounded_values` with a reserve of tokens; they stay cut when that is cut too."""
 
     def whole(prompt: str, schema: Mapping[str, Any], *, suffix: str = "", stop: Sequence[str] = (),
-              min_tokens: int = 1) -> str:
-        text = complete(prompt, schema, suffix=suffix, stop=stop, min_tokens=min_tokens)
-        if suffix != "}" or _json_or_none(text.rstrip()[:-1]) is not None:  # the grammar holds: only a cut fails
+              min_tokens: int = 1, **begun: str) -> str:
+        text = complete(prompt, schema, suffix=suffix, stop=stop, min_tokens=min_tokens, **begun)
+        start = begun.get("begun", "")
+        if suffix != "}" or _json_or_none((start + text).rstrip()[:-1]) is not None:  # only a cut fails the grammar
             return text
-        if schema.get("type") == "string":
+        if schema.get("type") == "string" and not start:
             return _closed_text(text)
         if not isinstance(schema.get("properties"), Mapping):
             return text
         again = complete(prompt, bounded_values(schema, context.text), suffix=suffix, stop=stop,
-                         min_tokens=CUT_RETRY_TOKENS)
-        return again if _json_or_none(again.rstrip()[:-1]) is not None else text
+                         min_tokens=CUT_RETRY_TOKENS, **begun)
+        return again if _json_or_none((start + again).rstrip()[:-1]) is not None else text
 
     return whole
 

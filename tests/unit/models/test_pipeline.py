@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import pytest
-from completions import Script
+from completions import Script, Writer
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
 
@@ -305,6 +305,95 @@ def test_bounded_values_leave_enums_patterns_and_booleans_alone() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string", "enum": ["x"]}, "b": {"type": "boolean"},
                                                "c": {"type": "string", "pattern": "^x$"}}}
     assert bounded_values(schema, "12 и 13") == schema
+
+
+def wait(seconds: int, reason: str) -> str:
+    """Wait a while."""
+    return "waited"
+
+
+def ping(host: str = "localhost") -> str:
+    """Ping a host."""
+    return "pong"
+
+
+def weather(город: str) -> str:  # a tool whose argument name is not ASCII
+    """Погода в городе."""
+    return "ясно"
+
+
+WRITTEN = [
+    {"thought": "I book it", "action": "book_meeting", "action_input": {
+        "title": "Sync", "attendees": ["Ann"], "duration_minutes": 30, "contact": "ann@x.org"}},
+    {"thought": "", "action": "wait", "action_input": {"seconds": 5, "reason": "the \"slow\" queue"}},
+    {"thought": 'He said "stop"\\ and left', "action": "ping", "action_input": {"host": "db"}},
+    {"thought": "no host", "action": "ping", "action_input": {}},
+    {"thought": "Москва", "action": "weather", "action_input": {"город": "Москва"}},
+    {"thought": "Готово", "action": FINISH, "action_input": "Встреча \"Sync\" назначена"},
+]
+
+
+@pytest.mark.parametrize("answer", WRITTEN, ids=lambda a: a["action"] + ("-empty" if not a["action_input"] else ""))
+def test_an_answer_decoded_with_its_shared_text_written_is_the_answer_decoded_whole(answer: dict[str, Any]) -> None:
+    tools = [BOOK, StructuredTool.from_function(wait), StructuredTool.from_function(ping),
+             StructuredTool.from_function(weather)]
+    context = CallContext(task="t")
+    step = prepared(select(DEFAULT_TECHNIQUES), answer_schema(tools), context)
+    text = json.dumps(answer, ensure_ascii=False)
+    writer = Writer("PROMPT", text)
+    assert json.loads(decoded_answer(writer, "PROMPT", step, context)) == answer
+    decoded = "".join(piece for _, _, piece in writer.calls)
+    assert '"thought"' not in decoded and '"action"' not in decoded  # the keys were written, not decoded
+    begun = [written for _, written, _ in writer.calls]
+    quotes = answer["thought"].count('"')  # each escaped quote ends a completion of the thought early
+    assert begun[0] == '{"thought": "' and begun[quotes + 1].endswith('", "action": "')
+    args = writer.calls[-1][1]
+    expected = {"book_meeting": ' {"title":', "wait": ' {"seconds":', "ping": "", "weather": "", FINISH: ""}
+    assert args == expected[answer["action"]]  # no required key, or one the grammar escapes: nothing written
+
+
+def test_the_only_action_left_to_choose_is_written_with_the_keys() -> None:
+    context = CallContext(task="t")
+    step = prepared(select(DEFAULT_TECHNIQUES), answer_schema([]), context)  # FINISH alone, as after its vote
+    answer = {"thought": "Готово", "action": FINISH, "action_input": "Да"}
+    writer = Writer("P", json.dumps(answer, ensure_ascii=False))
+    assert json.loads(decoded_answer(writer, "P", step, context)) == answer
+    assert [text for _, _, text in writer.calls] == ["Готово", ' "Да"}']
+
+
+def test_a_thought_cut_by_the_budget_is_returned_cut() -> None:
+    context = CallContext(task="t")
+    step = prepared(select(DEFAULT_TECHNIQUES), answer_schema([BOOK]), context)
+    answer = json.dumps({"thought": "x" * 50, "action": "book_meeting", "action_input": {}})
+    text = decoded_answer(Writer("P", answer, budget=20), "P", step, context)
+    assert text == '{"thought": "' + "x" * 20
+
+
+class Refusing(Writer):
+    """A writer whose grammar does not read written text (``ValueError``, as llama.cpp's check says)."""
+
+    def __call__(self, prompt: str, schema: Any, **options: Any) -> str:
+        if options.get("begun"):
+            raise ValueError("the grammar does not allow token 7 of the text it is to read first")
+        return super().__call__(prompt, schema, **options)
+
+
+def test_written_text_the_grammar_refuses_leaves_the_answer_decoded_whole() -> None:
+    context = CallContext(task="t")
+    step = prepared(select(DEFAULT_TECHNIQUES), answer_schema([BOOK]), context)
+    answer = WRITTEN[0]
+    writer = Refusing("PROMPT", json.dumps(answer))
+    assert json.loads(decoded_answer(writer, "PROMPT", step, context)) == answer
+    assert all(not begun for _, begun, _ in writer.calls)
+
+
+def test_an_answer_start_is_written_only_on_greedy_decoding_of_a_real_llama(fake_llama: Any) -> None:
+    from react_agent.models.local._prefix import can_begin, complete
+
+    llama = fake_llama("x")
+    assert not can_begin(llama, {"temperature": 0.0})  # a stand-in: no saved states, no grammar of llama.cpp
+    with pytest.raises(ValueError, match="greedy decoding"):
+        complete(llama, 'P{"thought": "', grammar='root ::= "a"', begun='{"thought": "', temperature=0.0)
 
 
 # --------------------------------------------------------------------------- after decoding
