@@ -7,8 +7,9 @@ process (so its peak RSS is its own):
   tasks finished, Ivan and Viacheslav in the database), wall time of the process (run twice on one empty
   ``prompt_cache_dir``: the second process loads the prompt the first evaluated), the model's seconds per
   step (the first step of the process is ``cold``: nothing cached; the later ones ``warm``), prompt tokens
-  evaluated and reused per step, and the time the warm steps' own output tokens take to generate (a fully
-  cached prompt decoded again: the issue's speed target compares a warm step with it);
+  evaluated and reused per step, and the time decoding as many tokens as a warm step's answer has takes (a fully
+  cached prompt decoded again, no grammar: the issue's speed target compares a warm step with it; the answer's
+  tokens count whether the step decoded them or wrote them as text every answer shares);
 * ``bfcl``: BFCL first decisions on the DEVELOPMENT categories simple_python and irrelevance (``--limit``
   cases each, evenly spread; never the reserved ``live_*`` ones) with the product's set-up for small models
   (``en-compact``, examples generated from the tools' schemas, the default techniques).
@@ -102,10 +103,11 @@ def child_speed(name: str) -> dict[str, Any]:
             # the answer's text appended to its prompt: one grammar-free pass that only samples its tokens
             rows.append({"task": task, "step_s": round(step, 2),
                          "output_tokens": (reply.usage_metadata or {}).get("output_tokens", 0),
+                         "answer_tokens": llm.get_num_tokens(str(reply.content)),
                          "evaluated": meta.get("prompt_tokens_evaluated"), "reused": meta.get("prompt_tokens_reused"),
                          "answer": str(reply.content)})
         # decoding speed with the prompt cached: the last prompt, its answer's length, no grammar
-        n = max(int(rows[-1]["output_tokens"]), 1)
+        n = max(int(rows[-1]["answer_tokens"]), 1)
         llm.invoke(messages, max_tokens=1)
         started = time.monotonic()
         reply = llm.invoke(messages, max_tokens=n)
@@ -114,7 +116,7 @@ def child_speed(name: str) -> dict[str, Any]:
             "warm_step_s": round(statistics.median(r["step_s"] for r in rows[1:]), 2),
             "decode_s_per_token": round(decode, 4),
             "warm_step_over_output_generation": round(
-                statistics.median(r["step_s"] / (decode * max(int(r["output_tokens"]), 1)) for r in rows[1:]), 2),
+                statistics.median(r["step_s"] / (decode * max(int(r["answer_tokens"]), 1)) for r in rows[1:]), 2),
             "rows": rows, "peak_rss_mb": _rss_mb()}
 
 

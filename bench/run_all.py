@@ -129,14 +129,18 @@ Method: `python -m bench.local_models` (each measurement in its own process). De
 database, with the process's wall time; "again": a second process on the same `prompt_cache_dir`, which
 loads the prompt the first one evaluated (measured for the models of a run since 2026-12-03). Steps: the demo's
 first decision with nothing cached (cold) and two next tasks on the same agent (warm, the static prompt prefix
-reused), and a warm step over the time the model takes to decode its own output tokens with the prompt cached.
+reused), and a warm step over the time the model takes to decode as many tokens as the step's answer has (all of
+them, whether the step decoded them or wrote them as the text every answer shares) with the prompt cached.
 BFCL: first decisions on the development categories simple_python and irrelevance only (`--limit` cases each),
 the product's set-up for small models. Times depend on the machine's load (each model's load average after its
 run is in the JSON): the Gemma and 0.5B rows are of 2026-12-02, with the 2 cores shared with a CI run (load
-average 2-3.5) and the grammar masking the whole vocabulary before every token; the 1.5B row is of 2026-12-03,
-on a quiet machine. The BFCL columns are small samples (`--limit 10`: the 10 evenly spread cases of each
-category), not comparable with runs of another `--limit`: on these 10 irrelevance cases the 1.5B model of the
-previous release's pipeline (commit bac0802) got 1/10, while its 20-case sample got 13/20.""",
+average 2-3.5) and the grammar masking the whole vocabulary before every token; the 1.5B row's demo and step
+columns are of 2026-12-07, on a quiet host that decodes a token in 0.058 s (2026-12-03's host: 0.046 s, where the
+demo took 25 s and 31 s and a warm step 1.43x its output's decoding, before the keys every answer shares were
+written instead of decoded), its BFCL columns of 2026-12-03. The BFCL columns are small samples (`--limit 10`:
+the 10 evenly spread cases of each category), not comparable with runs of another `--limit`: on these 10
+irrelevance cases the 1.5B model of the previous release's pipeline (commit bac0802) got 1/10, while its 20-case
+sample got 13/20.""",
     "suites": """\
 Method: `python -m bench.suites --results` (bench/suites/: realistic tasks over CRM, tickets, calendar, files,
 messaging and search tools, described in the task's language; some need no tool, some two steps). Each task
