@@ -71,9 +71,11 @@ def test_a_call_of_the_tool_that_does_the_task_stands(model: LocalChatModel, tas
 
 def test_a_call_of_a_tool_that_does_not_do_the_task_is_decided_again_as_finish(
         model: LocalChatModel, caplog: pytest.LogCaptureFixture) -> None:
-    """Without the finish vote the model calls the currency tool to translate a phrase (its thought first talks it
-    into the only tool); asked, it says the tool does not fit, and the decision taken again is FINISH."""
-    answer, shares = first_decision(model, "Translate the phrase 'good morning' into German.", caplog)
+    """Without the finish vote the model calls the circle-area tool for a triangle's area (its thought first talks
+    it into the only tool); asked, it says the tool does not fit, and the decision taken again is FINISH. The
+    model's "no" is 0.38 here, clear of the threshold: an example within a few hundredths of it (a phrase to
+    translate with a currency tool) goes either way with the last bits of llama.cpp's arithmetic."""
+    answer, shares = first_decision(model, "What is the area of a triangle with base 3 and height 5?", caplog, CIRCLE)
     assert shares and shares[0] > FIT_CHECK, shares
     assert answer["action"] == FINISH
 
