@@ -327,12 +327,15 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
     ``begun``: the output's start that ``prompt`` ends with (text written, not decoded): the grammar reads it before
     the first token; greedy decoding on a ``llama_cpp.Llama`` only (:func:`can_begin`), a ``ValueError`` otherwise
     or when the grammar does not allow it."""
-    begun_tokens = _begun_tokens(llama, begun, grammar, options) if begun else []
+    saved = saved_prefixes(llama)
+    real = saved is not None  # a llama_cpp.Llama, not a stand-in of the tests
+    greedy = real and options.get("temperature") == 0.0
+    if begun and (grammar is None or not greedy):
+        raise ValueError("an output begun as written text needs a grammar and greedy decoding on a llama_cpp.Llama")
+    begun_tokens = _written_tokens(llama, begun) if begun else []
     tokens = prompt_tokens(llama, prompt)
     fits(llama, len(tokens))
     held = [int(t) for t in llama.input_ids[: llama.n_tokens]]
-    saved = saved_prefixes(llama)
-    real = saved is not None  # a llama_cpp.Llama, not a stand-in of the tests
     reused = saved.prepare(llama, held, tokens) if saved is not None \
         else int(llama.longest_token_prefix(held, tokens))
     if cache_dir is not None and real and len(tokens) - reused >= MIN_DISK_TOKENS:
@@ -347,7 +350,7 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
         reused = len(tokens) - 1
     first = None
     if grammar is not None:
-        if real and options.get("temperature") == 0.0:  # greedy
+        if greedy:
             first = GrammarFirst(llama, grammar, begun_tokens)
             options["logits_processor"] = [*(options.get("logits_processor") or []), first]
         else:
@@ -375,9 +378,8 @@ def _text_tokens(llama: Any, text: str) -> list[int]:
     return [int(t) for t in llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)]
 
 
-def _begun_tokens(llama: Any, begun: str, grammar: str | None, options: Mapping[str, Any]) -> list[int]:
-    if grammar is None or not can_begin(llama, options):
-        raise ValueError("an output begun as written text needs a grammar and greedy decoding on a llama_cpp.Llama")
+def _written_tokens(llama: Any, begun: str) -> list[int]:
+    """The tokens of ``begun``, which the tokenizer must give back as written (a ``ValueError`` otherwise)."""
     tokens = _text_tokens(llama, begun)
     if bytes(llama.detokenize(tokens)) != begun.encode("utf-8"):
         raise ValueError(f"the tokenizer does not give {begun!r} back as written")

@@ -221,7 +221,7 @@ def decoded_answer(complete: Callable[..., str], prompt: str, step: Step, contex
     schema = step.schema or {}
     if step.finish_vote and finish_voted(complete, prompt, schema, context):
         schema = _only(schema, FINISH)
-    written = complete if getattr(complete, "begins", False) and _thought_first(schema) else None
+    writer = complete if getattr(complete, "begins", False) and _thought_first(schema) else None
     if step.retry_cut:
         complete = _uncut(complete, context)
     actions = branches(schema) or {}
@@ -230,9 +230,9 @@ def decoded_answer(complete: Callable[..., str], prompt: str, step: Step, contex
     if isinstance(schema.get("$defs"), Mapping):  # hoisted recursive definitions: every stage needs them
         actions = {name: {**args, "$defs": schema["$defs"]} for name, args in actions.items()}
     head = None
-    if written is not None:
+    if writer is not None:
         try:
-            head = _written_head(written, prompt, schema, actions)
+            head = _written_head(writer, prompt, schema, actions)
         except ValueError:  # the grammar does not read the written text: the start is decoded whole
             logger.debug("local model: the answer's start decoded without written text")
     if head is None:
@@ -243,7 +243,7 @@ def decoded_answer(complete: Callable[..., str], prompt: str, step: Step, contex
         return head
     prefix = head + ARGS_KEY + ":"
     lead = _bare_lead(action) if step.bare_arguments and action != FINISH else prefix
-    opening = _arguments_opening(actions[action]) if written is not None and action != FINISH else ""
+    opening = _arguments_opening(actions[action]) if writer is not None and action != FINISH else ""
     if opening:
         try:
             return prefix + opening + complete(prompt + lead + opening, actions[action], suffix="}", begun=opening)
