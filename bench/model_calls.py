@@ -215,6 +215,7 @@ def run(*, lang: str = "ru", local: bool = False, only: list[str] | None = None)
 
         llm = LocalChatModel()
         results["local"] = run_agents(lambda spec: llm, lang, only=only, scripted=False)
+        results["local_model"] = llm.model_name
     return results
 
 
@@ -270,7 +271,8 @@ def markdown(data: dict[str, Any]) -> str:
     if "plan_and_execute" not in r["scripted"]:
         parts += ["", "PlanAndExecuteAgent: `react_agent.plan` is not installed in this checkout, so it is not listed."]
     if r.get("local"):
-        parts += ["", "Embedded local model (Gemma 3 270M, constrained decoding, configured as the CLI's "
+        model = r.get("local_model", "gemma-3-270m")  # files written before the model was recorded: Gemma's runs
+        parts += ["", f"Embedded local model (`{model}`, constrained decoding, configured as the CLI's "
                   "`--model local`: the compact prompt set and the demo's worked examples; calls, status, "
                   "database check, time):",
                   "", _table(r["local"], task_ids, with_status=True)]

@@ -1,6 +1,6 @@
 """Decomposition of a compound task for small models: split it into single-action parts and run them in turn.
 
-A small local model (the embedded Gemma 3 270M) completes a task that needs one tool call far more often than
+A small local model completes a task that needs one tool call far more often than
 one that needs two. With a compound task ("Register user Viacheslav with email Viacheslav@test.com and find user
 Ivan") split at its conjunctions, each part is a one-tool task::
 

@@ -294,8 +294,8 @@ def build_agent(args: argparse.Namespace, llm: BaseLanguageModel[Any], tools: li
         if getattr(args, flag, None) is not None:
             options[option] = getattr(args, flag)
     if _is_local(args) and args.agent == "plan":
-        console.line("note: --agent plan needs a model that writes a whole plan; the default local model "
-                     "(Gemma 3 270M) usually fails at it. Use --agent react, or a larger --model.", "yellow")
+        console.line("note: --agent plan needs a model that writes a whole plan; a small local model often fails "
+                     "at it. Use --agent react, or a larger --model.", "yellow")
     if args.agent == "plan":
         from react_agent.plan import PlanAndExecuteAgent
 
@@ -519,8 +519,8 @@ def cmd_chat(args: argparse.Namespace, console: Console) -> int:
         if interactive:
             console.line("react-agent chat: type a message; /reset forgets the conversation, /exit ends it", "dim")
         if _is_local(args):
-            console.line("note: the default local model (Gemma 3 270M) is weak at following a conversation: it may "
-                         "answer from an earlier turn; /reset forgets it. A larger --model does better.", "yellow")
+            console.line("note: a small local model is weak at following a conversation: it may answer from an "
+                         "earlier turn; /reset forgets it. A larger --model does better.", "yellow")
         asked = 0
         while True:
             try:

@@ -119,8 +119,8 @@ def build_orchestrator(llm: Any, *, db_path: str | os.PathLike[str], lang: str =
                       name="orchestrator", examples=orchestrator_examples(lang) if compact else (), **options)
 
 
-SMALL_MODEL_CAVEAT = ("note: delegation needs a model that plans; the default local model (Gemma 3 270M) "
-                      "usually does not finish this task (minutes on 2 cores, exit status 1). "
+SMALL_MODEL_CAVEAT = ("note: delegation needs a model that plans; a small local model may not finish this task "
+                      "(minutes on 2 cores, exit status 1). "
                       "Use --model openai:NAME, vllm:NAME or gigachat for the real thing.")
 
 
