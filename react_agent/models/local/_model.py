@@ -551,7 +551,7 @@ class _Calls:
         self.use = PrefixUse()
         self.finish: str | None = "stop"
         self.cut = False
-        """Whether the last completion ended at the token budget."""
+        """Whether the last completion ended at the token budget (or was made after it was spent)."""
         self.begins = can_begin(llama, options)
         """Whether a completion can take its output's start as written text (``begun=``)."""
 
@@ -562,7 +562,8 @@ class _Calls:
     def __call__(self, prompt: str, schema: Mapping[str, Any], *, suffix: str = "",
                  stop: Sequence[str] = (), min_tokens: int = 1, begun: str = "") -> str:
         grammar = _grammar_for(json.dumps(schema, sort_keys=False), suffix)
-        remaining = max(min_tokens, self.budget - (self.completion_tokens - self.spent_before))
+        left = self.budget - (self.completion_tokens - self.spent_before)
+        remaining = max(min_tokens, left)
         options = {**self.options, "stop": [*self.options.get("stop", []), *stop]}
         response, use = complete(self.llama, prompt, grammar=grammar, max_tokens=remaining, cache_dir=self.cache_dir,
                                  task=self.task, begun=begun, **options)
@@ -571,7 +572,9 @@ class _Calls:
         self.prompt_tokens += int(usage.get("prompt_tokens", 0))
         self.completion_tokens += int(usage.get("completion_tokens", 0))
         choice = response["choices"][0]
-        self.cut = choice.get("finish_reason") == "length"
+        # a completion made once the budget is spent (given one token, not an allowance of its own) is cut whatever
+        # it ends with: a thought that ends a completion at each escaped quote would otherwise go on a token a time
+        self.cut = choice.get("finish_reason") == "length" or (left <= 0 and min_tokens <= 1)
         if self.cut:
             self.finish = "length"
         return str(choice["text"])

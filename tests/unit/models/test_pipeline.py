@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, ClassVar
@@ -367,6 +368,28 @@ def test_a_thought_cut_by_the_budget_is_returned_cut() -> None:
     answer = json.dumps({"thought": "x" * 50, "action": "book_meeting", "action_input": {}})
     text = decoded_answer(Writer("P", answer, budget=20), "P", step, context)
     assert text == '{"thought": "' + "x" * 20
+
+
+def test_a_thought_that_keeps_writing_escaped_quotes_stops_at_the_token_budget(monkeypatch: Any) -> None:
+    """A degenerate thought (``\\"`` again and again, each ending a completion at its quote) ends once the answer's
+    budget is spent, as a cut answer: it does not go on a token a time until the context window is full."""
+    made: list[int] = []
+
+    def quote_after_quote(llama: Any, prompt: str, **options: Any) -> tuple[dict[str, Any], Any]:
+        assert len(made) < 50, "the completions go on past the budget"
+        made.append(options["max_tokens"])
+        choice = {"text": "\\", "finish_reason": "stop"}  # one token, '\\"', stopped at its quote
+        return {"choices": [choice], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}, _model.PrefixUse()
+
+    monkeypatch.setattr(_model, "complete", quote_after_quote)
+    monkeypatch.setattr(_model, "can_begin", lambda llama, options: True)
+    calls = _model._Calls(object(), {}, max_tokens=5)
+    context = CallContext(task="t")
+    step = prepared(select(DEFAULT_TECHNIQUES), answer_schema([BOOK]), context)
+    text = decoded_answer(calls, "P", replace(step, finish_vote=False), context)
+    assert text.startswith('{"thought": "\\"') and '"action"' not in text
+    assert len(made) == 6 and made[-1] == 1  # five within the budget, then one made after it: cut
+    assert calls.cut and calls.finish == "length"
 
 
 class Refusing(Writer):
