@@ -272,6 +272,8 @@ class DiskPrefixes:
         if len(head) != len(self.MAGIC) + 40 or not head.startswith(self.MAGIC):
             return None
         (count,) = struct.unpack("<Q", head[len(self.MAGIC):len(self.MAGIC) + 8])
+        if 4 * count > os.fstat(stream.fileno()).st_size - len(head):
+            return None  # more tokens than the file holds (a damaged count): not read, not allocated
         raw = stream.read(4 * count)
         if len(raw) != 4 * count:
             return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,12 @@ def test_a_damaged_state_is_deleted_and_the_prompt_evaluated(tmp_path: Path, cap
     assert ctx.loaded == [] and not path.exists() and "damaged" in caplog.text
 
 
-@pytest.mark.parametrize("content", [b"", b"not a state", DiskPrefixes.MAGIC + b"\x05"])
+HUGE_COUNT = [DiskPrefixes.MAGIC + struct.pack("<Q", count) + bytes(32) + b"tail" for count in (2**61, 2**40, 2)]
+"""Headers whose token count no file holds (no index fits it, terabytes), and one longer than this file."""
+
+
+@pytest.mark.parametrize("content", [b"", b"not a state", DiskPrefixes.MAGIC + b"\x05", *HUGE_COUNT],
+                         ids=["empty", "text", "cut-header", "count-2**61", "count-2**40", "count-past-the-end"])
 def test_a_file_that_is_not_a_state_is_deleted(tmp_path: Path, content: bytes) -> None:
     (tmp_path / "x.state").write_bytes(content)
     assert disk(tmp_path).restore(Context(), prompt(1, 1), 0) == 0
