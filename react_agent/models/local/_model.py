@@ -321,6 +321,21 @@ class LocalChatModel(BaseChatModel):
                 raise ConfigError(f"LocalChatModel(prompt_cache_dir={folder!r}): give a folder path, or None to keep "
                                   "evaluated prompts in memory only")
             data["prompt_cache_dir"] = str(Path(folder).expanduser())
+        for option in ("n_ctx", "max_tokens"):
+            if option in data:
+                checked_count(option, data[option])
+        if "temperature" in data:
+            checked_temperature(data["temperature"])
+        if "seed" in data:
+            checked_seed(data["seed"])
+        path = data.get("model_path")
+        if path is not None and (not isinstance(path, (str, os.PathLike)) or not str(path).strip()):
+            raise ConfigError(f"LocalChatModel(model_path={path!r}): give the path of a GGUF file, or leave it out for "
+                              "the catalogue model model=")
+        if path is not None:
+            data["model_path"] = os.fspath(path)
+        if "verbose" in data and not isinstance(data["verbose"], bool):
+            raise ConfigError(f"LocalChatModel(verbose={data['verbose']!r}): give True or False")
         threads = data.get("n_threads")
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ConfigError(f"LocalChatModel(n_threads={threads!r}): give a whole number of threads >= 1, or None "
@@ -433,9 +448,9 @@ class LocalChatModel(BaseChatModel):
     ) -> ChatResult:
         response_format = kwargs.pop("response_format", None)
         grammar_text = kwargs.pop("grammar", None)
-        max_tokens = int(kwargs.pop("max_tokens", self.max_tokens))
-        temperature = float(kwargs.pop("temperature", self.temperature))
-        seed = int(kwargs.pop("seed", self.seed))
+        max_tokens = checked_count("max_tokens", kwargs.pop("max_tokens", self.max_tokens))
+        temperature = checked_temperature(kwargs.pop("temperature", self.temperature))
+        seed = checked_seed(kwargs.pop("seed", self.seed))
         context = kwargs.pop("react_agent_call", None)
         if context is None:
             context = CallContext()
@@ -625,6 +640,29 @@ class _Calls:
 
     def _tokens(self, text: str) -> list[int]:
         return [int(t) for t in self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)]
+
+
+def checked_count(option: str, value: Any) -> int:
+    """``value`` of the option ``option`` (``n_ctx``, ``max_tokens``) when it is a whole number >= 1; else a
+    :class:`ConfigError` naming the fix (llama.cpp reads 0 as "no limit" or "the model's own size")."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"LocalChatModel({option}={value!r}): give a whole number >= 1")
+    return value
+
+
+def checked_temperature(value: Any) -> float:
+    """``value`` as a temperature (a finite number >= 0; 0 is greedy decoding); else a :class:`ConfigError`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ConfigError(f"LocalChatModel(temperature={value!r}): give a number >= 0 (0: greedy decoding)")
+    return float(value)
+
+
+def checked_seed(value: Any) -> int:
+    """``value`` as a llama.cpp seed (a whole number from -1, a random seed, to 2**32 - 1); else a
+    :class:`ConfigError`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not -1 <= value < 2**32:
+        raise ConfigError(f"LocalChatModel(seed={value!r}): give a whole number from 0 to 2**32 - 1 (-1: random)")
+    return value
 
 
 _TECHNIQUE_FLAGS = frozenset({"format_patterns", "two_stage", "retry_cut"})
