@@ -16,6 +16,9 @@ __all__ = ["metadata_string"]
 _MAGIC = b"GGUF"
 _FIXED = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}  # type code -> size in bytes
 _STRING, _ARRAY = 8, 9
+MAX_ARRAY_DEPTH = 16
+"""Arrays nested deeper than this make a file malformed (real files nest one or two; twelve bytes a level would
+otherwise let a small file exhaust the stack)."""
 
 
 class _Malformed(Exception):
@@ -43,7 +46,9 @@ def _string(f: BinaryIO, size: int) -> bytes:
     return _read(f, _u64(f, size), size)
 
 
-def _skip(f: BinaryIO, kind: int, size: int) -> None:
+def _skip(f: BinaryIO, kind: int, size: int, depth: int = 0) -> None:
+    if depth > MAX_ARRAY_DEPTH:
+        raise _Malformed
     if kind in _FIXED:
         f.seek(_FIXED[kind], os.SEEK_CUR)
     elif kind == _STRING:
@@ -54,7 +59,7 @@ def _skip(f: BinaryIO, kind: int, size: int) -> None:
             f.seek(_FIXED[inner] * count, os.SEEK_CUR)
         else:
             for _ in range(count):
-                _skip(f, inner, size)
+                _skip(f, inner, size, depth + 1)
     else:
         raise _Malformed
     if f.tell() > size:

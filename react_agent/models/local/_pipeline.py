@@ -416,16 +416,23 @@ def _mentions(item: str, text: str) -> int:
     return max(1, len(re.findall(r"(?<!\w)" + re.escape(item) + r"(?!\w)", text, re.IGNORECASE)))
 
 
-def _walk(args: Any, schema: Any, leaf: Callable[[Any, Mapping[str, Any]], Any]) -> Any:
-    """``args`` with ``leaf(value, its schema node)`` applied to every value that is no object or list, at any
-    depth (a schema node is ``{}`` where the schema does not say)."""
+MAX_WALK_DEPTH = 32
+"""Objects and lists nested deeper than this in a call are left as they are by the value techniques (a degenerate
+reply may nest them as deep as its token budget allows)."""
+
+
+def _walk(args: Any, schema: Any, leaf: Callable[[Any, Mapping[str, Any]], Any], depth: int = 0) -> Any:
+    """``args`` with ``leaf(value, its schema node)`` applied to every value that is no object or list, down to
+    :data:`MAX_WALK_DEPTH` (a schema node is ``{}`` where the schema does not say)."""
     node = schema if isinstance(schema, Mapping) else {}
+    if isinstance(args, (list, Mapping)) and depth >= MAX_WALK_DEPTH:
+        return args
     if isinstance(args, list):
-        return [_walk(item, node.get("items"), leaf) for item in args]
+        return [_walk(item, node.get("items"), leaf, depth + 1) for item in args]
     if isinstance(args, Mapping):
         props = node.get("properties")
         props = props if isinstance(props, Mapping) else {}
-        return {key: _walk(value, props.get(key), leaf) for key, value in args.items()}
+        return {key: _walk(value, props.get(key), leaf, depth + 1) for key, value in args.items()}
     return leaf(args, node)
 
 
@@ -456,16 +463,17 @@ def scaled_numbers(args: Any, schema: Any, text: str) -> Any:
     return _walk(args, schema, leaf)
 
 
-def duration_values(args: Any, schema: Any, text: str) -> Any:
+def duration_values(args: Any, schema: Any, text: str, depth: int = 0) -> Any:
     """``args`` with the one argument of an object that holds a duration in a stated unit (its name or description
     says minutes, hours, seconds, days or weeks; typed ``integer``/``number``) given the one duration ``text``
     writes, in that unit (:func:`._durations.in_unit`: 90 for ``duration_minutes`` and «полтора часа»). An object
-    with several such arguments (``hours`` and ``minutes``) is left as it is; nested objects are looked at too."""
-    if not isinstance(args, Mapping):
+    with several such arguments (``hours`` and ``minutes``) is left as it is; nested objects are looked at too, down
+    to :data:`MAX_WALK_DEPTH`."""
+    if not isinstance(args, Mapping) or depth >= MAX_WALK_DEPTH:
         return args
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     props = props if isinstance(props, Mapping) else {}
-    out = {key: duration_values(value, props.get(key), text) for key, value in args.items()}
+    out = {key: duration_values(value, props.get(key), text, depth + 1) for key, value in args.items()}
     units = {name: unit for name, node in props.items()
              if isinstance(node, Mapping) and node.get("type") in ("integer", "number")
              and "enum" not in node and "const" not in node

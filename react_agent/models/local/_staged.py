@@ -375,5 +375,5 @@ def _uncut(complete: Callable[..., str], context: CallContext) -> Callable[..., 
 def _json_or_none(text: str) -> Any:
     try:
         return json.loads(text, strict=False)  # a raw control character inside a string: the grammar allows it
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python's stack (a degenerate reply)
         return None

@@ -46,6 +46,8 @@ def test_a_string_after_arrays_and_numbers_is_found(tmp_path: Path) -> None:
     gguf(PAIRS)[:60],                                                      # cut
     gguf([("k", 8, struct.pack("<Q", 10**12))]),                           # a length past the end
     gguf([("k", 42, b"")]),                                                # an unknown type
+    gguf([("k", 9, (struct.pack("<I", 9) + struct.pack("<Q", 1)) * 5000 + struct.pack("<I", 4) + struct.pack("<Q", 0)),
+          *PAIRS]),                                                        # arrays nested 5,000 deep
 ])
 def test_anything_else_has_no_metadata(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "bad.gguf"

@@ -26,6 +26,7 @@ from react_agent.models.local._pipeline import (
     OPT_IN_TECHNIQUES,
     PIPELINE,
     REMOVED_TECHNIQUES,
+    after_decoding,
     bounded_integers,
     context_addresses,
     email_arguments,
@@ -42,6 +43,7 @@ from react_agent.models.local._staged import (
     answered,
     bounded_values,
     decoded_answer,
+    finished,
     prepared,
 )
 from react_agent.testing import ScriptedChatModel
@@ -390,6 +392,28 @@ def test_a_thought_that_keeps_writing_escaped_quotes_stops_at_the_token_budget(m
     assert text.startswith('{"thought": "\\"') and '"action"' not in text
     assert len(made) == 6 and made[-1] == 1  # five within the budget, then one made after it: cut
     assert calls.cut and calls.finish == "length"
+
+
+def _nested(kind: str, depth: int) -> Any:
+    value: Any = "Москве"
+    for _ in range(depth):
+        value = {"q": value} if kind == "object" else [value]
+    return value
+
+
+@pytest.mark.parametrize("kind", ["object", "list"])
+def test_a_call_nested_deeper_than_the_stack_passes_the_after_decoding_stage_unchanged(kind: str) -> None:
+    """A degenerate reply may nest a free-form argument as deep as its token budget allows; the value techniques
+    leave what lies below their depth as it is instead of exhausting the stack."""
+    schema = {"type": "object", "properties": {"q": {"type": "object" if kind == "object" else "array"},
+                                               "minutes": {"type": "integer", "description": "duration in minutes"}},
+              "required": ["q"]}
+    context = CallContext(task="Встреча в Москве на полчаса 2026-03-01", observations=("today is 2026-03-10",),
+                          tools=(ToolInfo(name="f", parameters=schema),))
+    call = {"thought": "t", "action": "f", "action_input": {"q": _nested(kind, 5000)}}
+    assert after_decoding(select(DEFAULT_TECHNIQUES), call, context) == call
+    text = '{"thought": "t", "action": "f", "action_input": {"q": ' + '{"q": ' * 5000 + "1" + "}" * 5002
+    assert finished(select(DEFAULT_TECHNIQUES), text, context) == text  # no JSON Python reads: left to the parser
 
 
 class Refusing(Writer):
