@@ -246,6 +246,38 @@ def _role_of(message: BaseMessage) -> str:
     return "user"  # tool/function messages: chat templates rarely know a "tool" role
 
 
+def checked_count(option: str, value: Any, hint: str = "") -> int:
+    """``value`` of the option ``option`` (``n_ctx``, ``max_tokens``, ``n_threads``) when it is a whole number >= 1;
+    else a :class:`ConfigError` naming the fix, ``hint`` added (llama.cpp reads 0 as "no limit" or "the model's own
+    size")."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"LocalChatModel({option}={value!r}): give a whole number >= 1{hint}")
+    return value
+
+
+def checked_temperature(value: Any) -> float:
+    """``value`` as a temperature (a finite number >= 0; 0 is greedy decoding); else a :class:`ConfigError`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ConfigError(f"LocalChatModel(temperature={value!r}): give a number >= 0 (0: greedy decoding)")
+    return float(value)
+
+
+def checked_seed(value: Any) -> int:
+    """``value`` as a llama.cpp seed (a whole number from -1, a random seed, to 2**32 - 1); else a
+    :class:`ConfigError`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not -1 <= value < 2**32:
+        raise ConfigError(f"LocalChatModel(seed={value!r}): give a whole number from 0 to 2**32 - 1 (-1: random)")
+    return value
+
+
+def checked_path(option: str, value: Any, fix: str) -> str:
+    """``value`` of the path option ``option`` as a string when it is a non-blank ``str`` or ``os.PathLike``; else a
+    :class:`ConfigError` saying ``fix``."""
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise ConfigError(f"LocalChatModel({option}={value!r}): {fix}")
+    return os.fspath(value)
+
+
 class LocalChatModel(BaseChatModel):
     """A chat model running a GGUF file in-process with llama-cpp-python (extra ``local``).
 
@@ -315,31 +347,25 @@ class LocalChatModel(BaseChatModel):
                 "benchmark-tuned value rules are gone because they changed correct calls (see the changelog)")
         if "techniques" in data:
             data["techniques"] = tuple(t.name for t in select(data["techniques"]))
-        folder = data.get("prompt_cache_dir")
-        if folder is not None:
-            if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
-                raise ConfigError(f"LocalChatModel(prompt_cache_dir={folder!r}): give a folder path, or None to keep "
-                                  "evaluated prompts in memory only")
+        if data.get("prompt_cache_dir") is not None:
+            folder = checked_path("prompt_cache_dir", data["prompt_cache_dir"],
+                                  "give a folder path, or None to keep evaluated prompts in memory only")
             data["prompt_cache_dir"] = str(Path(folder).expanduser())
+        if data.get("model_path") is not None:
+            data["model_path"] = checked_path("model_path", data["model_path"],
+                                              "give the path of a GGUF file, or leave it out for the catalogue model "
+                                              "model=")
         for option in ("n_ctx", "max_tokens"):
             if option in data:
                 checked_count(option, data[option])
+        if data.get("n_threads") is not None:
+            checked_count("n_threads", data["n_threads"], " threads, or None for llama-cpp-python's default")
         if "temperature" in data:
             checked_temperature(data["temperature"])
         if "seed" in data:
             checked_seed(data["seed"])
-        path = data.get("model_path")
-        if path is not None and (not isinstance(path, (str, os.PathLike)) or not str(path).strip()):
-            raise ConfigError(f"LocalChatModel(model_path={path!r}): give the path of a GGUF file, or leave it out for "
-                              "the catalogue model model=")
-        if path is not None:
-            data["model_path"] = os.fspath(path)
         if "verbose" in data and not isinstance(data["verbose"], bool):
             raise ConfigError(f"LocalChatModel(verbose={data['verbose']!r}): give True or False")
-        threads = data.get("n_threads")
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-            raise ConfigError(f"LocalChatModel(n_threads={threads!r}): give a whole number of threads >= 1, or None "
-                              "for llama-cpp-python's default")
         if data.get("model") is not None:
             if data.get("model_path") is not None:
                 raise ConfigError("LocalChatModel takes model= (a catalogue name) or model_path= (a GGUF file), "
@@ -640,29 +666,6 @@ class _Calls:
 
     def _tokens(self, text: str) -> list[int]:
         return [int(t) for t in self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)]
-
-
-def checked_count(option: str, value: Any) -> int:
-    """``value`` of the option ``option`` (``n_ctx``, ``max_tokens``) when it is a whole number >= 1; else a
-    :class:`ConfigError` naming the fix (llama.cpp reads 0 as "no limit" or "the model's own size")."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"LocalChatModel({option}={value!r}): give a whole number >= 1")
-    return value
-
-
-def checked_temperature(value: Any) -> float:
-    """``value`` as a temperature (a finite number >= 0; 0 is greedy decoding); else a :class:`ConfigError`."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ConfigError(f"LocalChatModel(temperature={value!r}): give a number >= 0 (0: greedy decoding)")
-    return float(value)
-
-
-def checked_seed(value: Any) -> int:
-    """``value`` as a llama.cpp seed (a whole number from -1, a random seed, to 2**32 - 1); else a
-    :class:`ConfigError`."""
-    if isinstance(value, bool) or not isinstance(value, int) or not -1 <= value < 2**32:
-        raise ConfigError(f"LocalChatModel(seed={value!r}): give a whole number from 0 to 2**32 - 1 (-1: random)")
-    return value
 
 
 _TECHNIQUE_FLAGS = frozenset({"format_patterns", "two_stage", "retry_cut"})

@@ -331,7 +331,7 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
     or when the grammar does not allow it."""
     saved = saved_prefixes(llama)
     real = saved is not None  # a llama_cpp.Llama, not a stand-in of the tests
-    greedy = real and options.get("temperature") == 0.0
+    greedy = _greedy(saved, options)
     if begun and (grammar is None or not greedy):
         raise ValueError("an output begun as written text needs a grammar and greedy decoding on a llama_cpp.Llama")
     begun_tokens = _written_tokens(llama, begun) if begun else []
@@ -370,10 +370,16 @@ def complete(llama: Any, prompt: str, *, grammar: str | None = None, cache_dir: 
 def can_begin(llama: Any, options: Mapping[str, Any]) -> bool:
     """Whether :func:`complete` can take an output's start as written text (``begun=``): greedy decoding on a
     ``llama_cpp.Llama`` whose tokenizer gives such text back byte for byte."""
-    if saved_prefixes(llama) is None or options.get("temperature") != 0.0:
+    if not _greedy(saved_prefixes(llama), options):
         return False
     probe = '{"thought": "Ж ok", "action": "'
     return bytes(llama.detokenize(_text_tokens(llama, probe))) == probe.encode("utf-8")
+
+
+def _greedy(saved: SavedPrefixes | None, options: Mapping[str, Any]) -> bool:
+    """Whether a completion with ``options`` decodes greedily on a ``llama_cpp.Llama`` (``saved``: its saved
+    prefixes, ``None`` for any other object)."""
+    return saved is not None and options.get("temperature") == 0.0
 
 
 def _text_tokens(llama: Any, text: str) -> list[int]:
