@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable, Iterator, Sized
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
+from react_agent._types import RunStatus
 from react_agent.batch._ray import RayBackend
 from react_agent.batch._records import BatchSummary, ResultsFile, TaskResult
 from react_agent.batch._task import AgentFactory, build_agent, run_task
@@ -78,12 +80,24 @@ def _backend(agent_or_factory: BaseAgent | AgentFactory, *, backend: Backend, co
 
 
 # ---------------------------------------------------------------------------------------------- the driver
-def _check_options(concurrency: int, task_timeout: float | None) -> None:
+_STATUSES = frozenset(get_args(RunStatus))
+
+
+def _check_options(concurrency: int, task_timeout: float | None, *, journal_dir: Any = None, out: Any = None,
+                   retry: Any = ()) -> None:
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
     if task_timeout is not None and (isinstance(task_timeout, bool) or not isinstance(task_timeout, (int, float))
-                                     or task_timeout <= 0):
-        raise ConfigError(f"task_timeout must be positive seconds or None, got {task_timeout!r}")
+                                     or not math.isfinite(task_timeout) or task_timeout <= 0):
+        raise ConfigError(f"task_timeout must be positive seconds (a finite number) or None, got {task_timeout!r}")
+    for name, path in (("journal_dir", journal_dir), ("out", out)):
+        if path is not None and (not isinstance(path, (str, os.PathLike)) or not os.fspath(path)):
+            raise ConfigError(f"{name} must be a path (a non-empty str or os.PathLike) or None, got {path!r}")
+    if isinstance(retry, (str, bytes)) or not isinstance(retry, Collection):
+        raise ConfigError(f"retry must be a collection of statuses, e.g. retry=('error', 'timeout'), got {retry!r}")
+    unknown = sorted(repr(status) for status in retry if status not in _STATUSES)
+    if unknown:
+        raise ConfigError(f"retry: unknown status {', '.join(unknown)}; statuses are {', '.join(sorted(_STATUSES))}")
 
 
 def _journal_dir(journal_dir: str | os.PathLike[str] | None) -> Path | None:
@@ -102,7 +116,7 @@ async def arun_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable
                      task_timeout: float | None = None, retry: Collection[str] = (),
                      summary: BatchSummary | None = None, **ray_options: Any) -> AsyncGenerator[TaskResult, None]:
     """Async :func:`run_batch`: an async iterator of the results as tasks complete (in this event loop)."""
-    _check_options(concurrency, task_timeout)
+    _check_options(concurrency, task_timeout, journal_dir=journal_dir, out=out, retry=retry)
     summary = summary if summary is not None else BatchSummary()
     if summary.total is None:
         summary.total = _total(tasks)
@@ -234,7 +248,7 @@ def run_batch(agent_or_factory: BaseAgent | AgentFactory, tasks: Iterable[Any] |
     - ``retry``: statuses (e.g. ``("error", "timeout")``) whose results are removed from ``out`` so that
       those tasks run again (resumed from their journals: a run ended by a model error continues from it).
     """
-    _check_options(concurrency, task_timeout)
+    _check_options(concurrency, task_timeout, journal_dir=journal_dir, out=out, retry=retry)
 
     def make(summary: BatchSummary) -> AsyncGenerator[TaskResult, None]:
         return arun_batch(agent_or_factory, tasks, concurrency=concurrency, journal_dir=journal_dir, out=out,

@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
-from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
+from langchain_core.callbacks import AsyncCallbackManagerForToolRun, BaseCallbackManager, CallbackManagerForToolRun
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 from langchain_core.runnables import ConfigurableFieldSpec, Runnable, RunnableConfig
 from langchain_core.tools import BaseTool, ToolException
@@ -59,11 +59,39 @@ class RunnableAgent(Agent, Protocol):
 
     def identity(self) -> dict[str, Any]: ...
 
-__all__ = ["AgentNode", "AgentTool", "AgentToolInput", "ConfigurableAgent", "RunnableAgent", "compose_task",
-           "history_of", "output_json_schema", "rebuild", "structured_answer"]
+__all__ = ["AgentNode", "AgentTool", "AgentToolInput", "ConfigurableAgent", "RunnableAgent", "checked_config",
+           "compose_task", "history_of", "output_json_schema", "rebuild", "structured_answer"]
 
 _RAW_SCAN_LIMIT = 16  # at most this many '{' positions of a reply are tried when looking for FINISH's object
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
+
+
+# -------------------------------------------------------------------------------------------- a run's config
+_CONFIG_KEYS: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
+    ("callbacks", (list, BaseCallbackManager), "a list of callback handlers or a callback manager"),
+    ("tags", list, "a list of strings"),
+    ("metadata", Mapping, "a dict"),
+    ("configurable", Mapping, "a dict"),
+    ("run_name", str, "a string"),
+)
+
+
+def checked_config(config: Any) -> RunnableConfig | None:
+    """``config`` when it is a ``RunnableConfig`` whose keys that a run reads have their types; otherwise a
+    :class:`ConfigError` naming the key (langchain-core would fail later with an ``AttributeError`` of its own)."""
+    if config is None:
+        return None
+    if not isinstance(config, Mapping):
+        raise ConfigError(f"config must be a dict (a RunnableConfig such as {{'callbacks': [handler]}}) or None, "
+                          f"got {type(config).__name__}")
+    for key, kinds, what in _CONFIG_KEYS:
+        value = config.get(key)
+        if value is not None and not isinstance(value, kinds):
+            raise ConfigError(f"config[{key!r}] must be {what}, got {type(value).__name__}")
+    tags = config.get("tags")
+    if tags and not all(isinstance(tag, str) for tag in tags):
+        raise ConfigError("config['tags'] must be a list of strings")
+    return cast("RunnableConfig", config)
 
 
 # -------------------------------------------------------------------------------------------- agent as a tool
@@ -287,7 +315,7 @@ class ConfigurableAgent(Runnable[Any, AgentResult]):
 
     def variant(self, config: RunnableConfig | None) -> RunnableAgent:
         """The agent for ``config``: this one, or one built with the configured option values."""
-        chosen = (config or {}).get("configurable") or {}
+        chosen = (checked_config(config) or {}).get("configurable") or {}
         changes = {option: chosen[spec.id] for option, spec in self.fields.items() if spec.id in chosen}
         if not changes:
             return self.agent

@@ -29,6 +29,7 @@ from react_agent.integrations._runnable import (
     ConfigurableAgent,
     RunnableAgent,
     agent_tool,
+    checked_config,
     compose_task,
     for_task_language,
     history_of,
@@ -226,7 +227,7 @@ def start(agent: RunnableAgent, input: Any, config: RunnableConfig | None, *, jo
     session = extra.get("session", session)
     if session is not None and not isinstance(session, Mapping):
         raise ConfigError(f"session must be a mapping of key to value, got {type(session).__name__}")
-    config = ensure_config(config)
+    config = ensure_config(checked_config(config))
     state = agent.new_state(task, dict(session or {}))
     if _resume is not None:
         _resume.references = tuple(state.references)

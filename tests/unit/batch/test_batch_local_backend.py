@@ -239,6 +239,29 @@ def test_bad_options_are_config_errors(tmp_path: Path) -> None:
         list(run_batch(agent, ["x"], journal_dir=tmp_path / "file"))
 
 
+@pytest.mark.parametrize(("options", "named"), [
+    ({"task_timeout": float("nan")}, "task_timeout"),  # every task would end "timeout"
+    ({"task_timeout": float("inf")}, "task_timeout"),
+    ({"task_timeout": True}, "task_timeout"),
+    ({"journal_dir": ""}, "journal_dir"),  # the current folder, silently
+    ({"journal_dir": 5}, "journal_dir"),
+    ({"out": ""}, "out"),
+    ({"out": 5}, "out"),
+    ({"retry": "error"}, r"retry=\('error', 'timeout'\)"),  # a string is not a collection of statuses
+    ({"retry": 5}, "retry"),
+    ({"retry": ["errors"]}, "unknown status 'errors'"),
+])
+async def test_a_wrong_type_or_value_of_a_batch_option_is_a_config_error_naming_it(
+        tmp_path: Path, options: dict[str, Any], named: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    agent = AgentFactory(str(tmp_path))()
+    with pytest.raises(ConfigError, match=named):
+        run_batch(agent, ["x"], **options)
+    with pytest.raises(ConfigError, match=named):
+        [r async for r in arun_batch(agent, ["x"], **options)]
+    assert not list(tmp_path.glob("*.jsonl"))  # nothing journaled or written
+
+
 async def test_arun_batch_streams_in_the_callers_event_loop(tmp_path: Path) -> None:
     summary = BatchSummary()
     agent = AgentFactory(str(tmp_path))()

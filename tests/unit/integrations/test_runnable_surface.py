@@ -238,6 +238,35 @@ def test_dict_without_a_task_key_names_the_keys() -> None:
         adder().invoke({"query": "x"})
 
 
+@pytest.mark.parametrize(("config", "named"), [
+    (5, "config must be a dict"),
+    ("callbacks", "config must be a dict"),
+    ({"callbacks": 5}, r"config\['callbacks'\] must be a list of callback handlers"),
+    ({"callbacks": BaseCallbackHandler()}, r"config\['callbacks'\]"),  # a handler, not a list of them
+    ({"configurable": 5}, r"config\['configurable'\] must be a dict"),
+    ({"metadata": ["a"]}, r"config\['metadata'\] must be a dict"),
+    ({"tags": "urgent"}, r"config\['tags'\] must be a list of strings"),
+    ({"tags": [1]}, r"config\['tags'\] must be a list of strings"),
+    ({"run_name": 7}, r"config\['run_name'\] must be a string"),
+])
+async def test_a_config_of_the_wrong_shape_is_a_config_error_naming_the_key(config: Any, named: str) -> None:
+    """A RunnableConfig that is not a dict, or whose keys a run reads have the wrong type, is refused before the
+    model is called (langchain-core would fail inside with an AttributeError)."""
+    llm = ScriptedChatModel([finish("done")] * 8)
+    agent = ReactAgent(llm, [add], prompts="en")
+    with pytest.raises(ConfigError, match=named):
+        agent.invoke("x", config)
+    with pytest.raises(ConfigError, match=named):
+        await agent.ainvoke("x", config)
+    with pytest.raises(ConfigError, match=named):
+        agent.run("x", config=config)
+    configurable = agent.configurable_fields(max_iterations=ConfigurableField(id="steps"))
+    with pytest.raises(ConfigError, match=named):
+        configurable.invoke("x", config)
+    assert llm.calls == []
+    assert agent.invoke("x", {"callbacks": [], "tags": ["a"], "metadata": {}, "configurable": {}}).output == "done"
+
+
 # --------------------------------------------------------------------------- events and callbacks
 def test_astream_events_v2_carries_steps_and_step_events() -> None:
     """astream_events(version="v2"): on_chain_stream chunks are the AgentSteps (then the result); each step
