@@ -14,9 +14,10 @@ Use it to test your own agents the way react_agent tests itself::
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
+
+from react_agent.errors import ConfigError
 
 __all__ = ["FunctionChatModel", "RecordedCall", "ScriptExhaustedError", "ScriptedChatModel"]
 
@@ -65,7 +68,15 @@ class ScriptedChatModel(BaseChatModel):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def __init__(self, responses: Sequence[Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(responses=list(responses or []), **kwargs)
+        if isinstance(responses, (str, bytes, AIMessage, Mapping)) or not isinstance(responses, (Iterable, type(None))):
+            raise ConfigError(f"ScriptedChatModel takes a list of responses, e.g. ScriptedChatModel([reply]), "
+                              f"got {type(responses).__name__}")
+        responses = list(responses or [])
+        for number, item in enumerate(responses, 1):
+            if not isinstance(item, (str, AIMessage, BaseException)):
+                raise ConfigError(f"ScriptedChatModel: response {number} must be a text, an AIMessage or an "
+                                  f"exception to raise, got {type(item).__name__}")
+        super().__init__(responses=responses, **kwargs)
 
     @property
     def calls(self) -> list[RecordedCall]:
@@ -137,6 +148,15 @@ class FunctionChatModel(BaseChatModel):
     delay: float = 0.0
     _calls: list[RecordedCall] = PrivateAttr(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def __init__(self, **kwargs: Any) -> None:
+        if not callable(kwargs.get("function")):
+            raise ConfigError(f"FunctionChatModel needs function=<a callable of the messages returning the reply>, "
+                              f"got {kwargs.get('function')!r}")
+        delay = kwargs.get("delay", 0.0)
+        if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay) or delay < 0:
+            raise ConfigError(f"FunctionChatModel: delay must be seconds >= 0 (a finite number), got {delay!r}")
+        super().__init__(**kwargs)
 
     @property
     def calls(self) -> list[RecordedCall]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import random
 import re
 from collections.abc import Awaitable, Callable
@@ -24,6 +25,8 @@ from tenacity import (
     retry_if_exception,
     stop_after_attempt,
 )
+
+from react_agent.errors import ConfigError
 
 __all__ = ["RetryPolicy", "explain_model_error", "is_request_rejection", "is_transient"]
 
@@ -201,6 +204,18 @@ class RetryPolicy:
     max_wait: float = 8.0
     jitter: float = 0.5
     retry_on: Callable[[BaseException], bool] = is_transient
+
+    def __post_init__(self) -> None:
+        attempts = self.max_attempts
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+            raise ConfigError(f"RetryPolicy: max_attempts must be an integer >= 1 (1: no retry), got {attempts!r}")
+        for name in ("initial_wait", "max_wait", "jitter"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ConfigError(f"RetryPolicy: {name} must be seconds >= 0 (a finite number), got {value!r}")
+        if not callable(self.retry_on):
+            raise ConfigError(f"RetryPolicy: retry_on must be a function of the exception returning True to retry, "
+                              f"got {self.retry_on!r}")
 
     def _options(self) -> dict[str, Any]:
         return {

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
 from react_agent import AgentResult, AgentStep, ConfigError, ReactAgent, ReflectionAgent, RetryPolicy, RunError
-from react_agent.testing import ScriptedChatModel, ScriptExhaustedError
+from react_agent.testing import FunctionChatModel, ScriptedChatModel, ScriptExhaustedError
 
 
 @tool
@@ -212,6 +212,24 @@ def test_script_exhaustion_is_loud():
     assert result.status == "error" and "ScriptExhaustedError" in (result.error or "")
     with pytest.raises(ScriptExhaustedError):
         llm.invoke("again")
+
+
+@pytest.mark.parametrize(("make", "named"), [
+    (lambda: ScriptedChatModel(finish("ok")), "takes a list of responses"),  # one text: read as its letters
+    (lambda: ScriptedChatModel([finish("ok"), 5]), "response 2 must be a text, an AIMessage or an exception"),
+    (lambda: ScriptedChatModel({"a": 1}), "takes a list of responses"),
+    (lambda: FunctionChatModel(function="FINISH"), "needs function="),
+    (lambda: FunctionChatModel(function=lambda messages: "x", delay=float("nan")), "delay must be seconds >= 0"),
+    (lambda: FunctionChatModel(function=lambda messages: "x", delay=-0.5), "delay must be seconds >= 0"),
+])
+def test_a_test_double_given_the_wrong_script_is_a_config_error(make, named):  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigError, match=named):
+        make()
+
+
+def test_a_scripted_model_takes_any_iterable_of_responses():
+    llm = ScriptedChatModel(finish(text) for text in ("a", "b"))
+    assert llm.remaining == 2 and ReactAgent(llm, [echo]).run("task").output == "a"
 
 
 def test_bug_in_overridden_method_raises_run_error_with_steps():

@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.tools import tool
 
-from react_agent import ReactAgent, RetryPolicy, read_journal
+from react_agent import ConfigError, ReactAgent, RetryPolicy, read_journal
 from react_agent.testing import ScriptedChatModel
 
 URL = "https://gigachat.example/api/v1/chat/completions"
@@ -90,6 +90,21 @@ def test_retry_jitter_stays_within_bound(monkeypatch: pytest.MonkeyPatch) -> Non
     llm = ScriptedChatModel([error] * 2 + [finish("ok")])
     ReactAgent(llm, [echo], retry=RetryPolicy(max_attempts=3, initial_wait=0.1, jitter=0.05)).run("task")
     assert 0.1 <= waits[0] <= 0.15 and 0.2 <= waits[1] <= 0.25
+
+
+@pytest.mark.parametrize(("options", "named"), [
+    ({"max_attempts": 0}, "max_attempts"),
+    ({"max_attempts": "3"}, "max_attempts"),  # compared with 1 only once a call had failed: a TypeError mid-run
+    ({"max_attempts": True}, "max_attempts"),
+    ({"initial_wait": -1}, "initial_wait"),
+    ({"max_wait": float("nan")}, "max_wait"),
+    ({"jitter": float("inf")}, "jitter"),
+    ({"jitter": "0.5"}, "jitter"),
+    ({"retry_on": "RateLimitError"}, "retry_on"),
+])
+def test_a_wrong_retry_policy_is_a_config_error_naming_the_field(options: dict[str, Any], named: str) -> None:
+    with pytest.raises(ConfigError, match=f"RetryPolicy: {named}"):
+        RetryPolicy(**options)
 
 
 def test_retries_are_bounded_by_max_attempts() -> None:
