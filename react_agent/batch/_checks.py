@@ -11,6 +11,7 @@ from typing import Any
 from react_agent._types import FINISH, AgentResult
 from react_agent.batch._records import CheckResult
 from react_agent.batch._tasks import Checks, ExpectedCall, Task
+from react_agent.errors import ConfigError
 
 __all__ = ["load_predicate", "run_checks", "tool_calls_of", "wilson_interval"]
 
@@ -96,9 +97,12 @@ def run_checks(checks: Checks, result: AgentResult, task: Task) -> list[CheckRes
 
 
 def wilson_interval(successes: int, n: int, *, z: float = 1.959963984540054) -> tuple[float, float]:
-    """The Wilson score interval of a success rate (95 % by default); ``(0, 1)`` when ``n`` is 0."""
+    """The Wilson score interval of a success rate (95 % by default); ``(0, 1)`` when ``n`` is 0. ``successes``
+    outside ``0..n`` is a :class:`ConfigError`."""
     if n <= 0:
         return 0.0, 1.0
+    if not 0 <= successes <= n:
+        raise ConfigError(f"wilson_interval: successes must be between 0 and n={n}, got {successes}")
     p = successes / n
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator

@@ -9,6 +9,7 @@ from collections.abc import Collection
 from typing import Any
 
 from react_agent._types import AgentAction
+from react_agent.errors import ConfigError
 from react_agent.parsing._parser import Validate, parse_response
 
 __all__ = ["parse_actions"]
@@ -24,6 +25,8 @@ def parse_actions(text: str, tool_names: Collection[str] | None = None, *, allow
                   validate: Validate | None = None) -> list[AgentAction]:
     """Every action of a reply, in order; a reply of one action gives a list of one (:func:`parse_response`
     reads it). Raises :class:`OutputParseError` when an item, or the reply, holds no safe action."""
+    if text is not None and not isinstance(text, str):
+        raise ConfigError(f"parse_actions reads the text of a reply (a str), got {type(text).__name__}")
     items = _items(text or "")
     if items is None:
         return [parse_response(text, tool_names, allow_plain_answer=allow_plain_answer, validate=validate)]

@@ -34,7 +34,7 @@ from itertools import islice
 from typing import Any
 
 from react_agent._types import FINISH, AgentAction
-from react_agent.errors import OutputParseError
+from react_agent.errors import ConfigError, OutputParseError
 from react_agent.parsing._extract import drop_think
 from react_agent.parsing._jsonish import Budget, decode
 
@@ -195,6 +195,8 @@ def parse_response(
     schema; only with it is output cut off after a complete value (nothing but closing brackets
     missing) completed, and only when the completed call validates. It is never called otherwise.
     """
+    if text is not None and not isinstance(text, str):
+        raise ConfigError(f"parse_response reads the text of a reply (a str), got {type(text).__name__}")
     try:
         action = _parse(text, _Ctx(frozenset(tool_names or ()), validate=validate), allow_plain_answer)
         if nesting_depth(action.action_input, MAX_NESTING) > MAX_NESTING:

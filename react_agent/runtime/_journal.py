@@ -406,7 +406,8 @@ def _load_lines(path: Path) -> tuple[list[dict[str, Any]], int]:
 
 
 def read_journal(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every complete record of a journal file, in order (a torn last line, left by a crash, is ignored)."""
+    """Every complete record of a journal file, in order (a torn last line, left by a crash, is ignored); a file
+    that does not exist holds none (``[]``: a run that has not started yet)."""
     return _load_lines(Path(path))[0]
 
 

@@ -128,8 +128,8 @@ def create_app(agent_or_factory: BaseAgent | Callable[[], BaseAgent], *,
         raise ConfigError(f"lang must be 'en' or 'ru', got {lang!r}")
     if token is not None and (not isinstance(token, str) or len(token) < 8):
         raise ConfigError("token must be a string of at least 8 characters (or None for no auth)")
-    if not isinstance(journal_dir, (str, os.PathLike)):
-        raise ConfigError(f"journal_dir must be the path of a folder, got {type(journal_dir).__name__}")
+    if not isinstance(journal_dir, (str, os.PathLike)) or not os.fspath(journal_dir):
+        raise ConfigError(f"journal_dir must be the path of a folder, got {journal_dir!r}")
     folder = Path(journal_dir).expanduser()
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"journal_dir {str(folder)!r} is a file; give a folder")

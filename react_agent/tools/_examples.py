@@ -264,6 +264,8 @@ def examples_for_tools(tools: Sequence[BaseTool], *, lang: str = "en", irrelevan
     ``lang`` picks the sentences (``en`` or ``ru``; a ``ConfigError`` otherwise). Pure: the tools are only
     read, never run.
     """
+    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+        raise ConfigError(f"examples_for_tools: tools must be a list of tools, got {type(tools).__name__}")
     if lang not in FEWSHOT_LANGUAGES:
         raise ConfigError(f"examples_for_tools: lang must be one of {', '.join(FEWSHOT_LANGUAGES)}, got {lang!r}")
     macros = fewshot_macros(lang)

@@ -398,6 +398,8 @@ def test_the_cli_refuses_a_reachable_address_without_a_token(tmp_path: Path, cap
     ("token", 12345678, "token must be a string of at least 8"),
     ("lang", "de", "lang must be 'en' or 'ru'"),
     ("journal_dir", 3, "journal_dir must be the path of a folder"),
+    ("journal_dir", "", "journal_dir must be the path of a folder"),  # not the current folder
+    ("approval_timeout", float("nan"), "approval_timeout must be a positive number"),
 ])
 def test_wrong_options_raise_config_error_naming_them(tmp_path: Path, option: str, value: object,
                                                       message: str) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from conftest import call, finish
 
-from react_agent import AgentResult, AgentStep, ReactAgent, ReflectionAgent
+from react_agent import AgentResult, AgentStep, ConfigError, ReactAgent, ReflectionAgent
 from react_agent.batch import (
     SUITES,
     Checks,
@@ -96,6 +96,12 @@ def test_wilson_interval_matches_known_values() -> None:
     assert wilson_interval(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
     assert wilson_interval(81, 100) == pytest.approx((0.7222, 0.8749), abs=1e-4)
     assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize(("successes", "n"), [(5, 3), (-1, 3)])
+def test_wilson_interval_of_more_successes_than_trials_is_a_config_error(successes: int, n: int) -> None:
+    with pytest.raises(ConfigError, match=f"successes must be between 0 and n={n}"):
+        wilson_interval(successes, n)
 
 
 def test_score_counts_finished_and_passed_tasks_only() -> None:

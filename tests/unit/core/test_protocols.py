@@ -406,3 +406,11 @@ def test_a_reply_of_many_calls_runs_at_most_16_at_once() -> None:
         result = agent.run("go") if run == "run" else asyncio.run(agent.arun("go"))
         assert [s.observation for s in result.steps[:40]] == [str(n) for n in range(40)]
         assert 1 < peak[0] <= 16, (run, peak[0])
+
+
+@pytest.mark.parametrize("reply", [5, b"{}", {"action": "FINISH"}])
+def test_parsing_something_other_than_the_reply_text_is_a_config_error(reply: Any) -> None:
+    with pytest.raises(ConfigError, match="parse_response reads the text of a reply"):
+        parse_response(reply)
+    with pytest.raises(ConfigError, match="parse_actions reads the text of a reply"):
+        parse_actions(reply)

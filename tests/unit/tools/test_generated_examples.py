@@ -4,13 +4,13 @@ for that no user would type, and no example at all for a tool whose constraints 
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
 
-from react_agent import ReactAgent, examples_for_tools
+from react_agent import ConfigError, ReactAgent, examples_for_tools
 from react_agent.testing import ScriptedChatModel
 from react_agent.tools._examples import pattern_sample
 
@@ -102,3 +102,9 @@ def test_the_no_tool_example_answers_the_question_itself(lang: str) -> None:
     first = examples_for_tools([StructuredTool.from_function(contact)], lang=lang)[0]
     assert first.answer.action == "FINISH" and not first.steps
     assert "60" in first.answer.action_input  # an answer, not a refusal
+
+
+@pytest.mark.parametrize("tools", [5, "lookup", None])
+def test_examples_for_something_other_than_a_list_of_tools_is_a_config_error(tools: Any) -> None:
+    with pytest.raises(ConfigError, match="examples_for_tools: tools must be a list of tools"):
+        examples_for_tools(tools)
