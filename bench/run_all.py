@@ -245,17 +245,20 @@ BFCL_TARGETS = {"simple_python": ">= 75 %", "multiple": ">= 70 %", "irrelevance"
 
 
 def bfcl_default_rows(ablation: list[dict[str, Any]]) -> list[list[str]]:
-    """Headline rows of the newest :data:`BFCL_DEFAULT_RUN`: per category, the right first decisions and how
-    much of the file the run covers."""
-    entry = next((v for v in reversed(ablation) if v.get("variant") == BFCL_DEFAULT_RUN), None)
-    if entry is None:
-        return []
-    sizes = entry.get("cases_in_file") or {}
-    rows = []
-    for c, s in (entry.get("categories") or {}).items():
-        if c == "all" or not s:
+    """Headline rows of :data:`BFCL_DEFAULT_RUN`: per category, from the newest such run that covers it, the right
+    first decisions and how much of the file the run covers (the targets' categories first)."""
+    newest: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for entry in reversed(ablation):
+        if entry.get("variant") != BFCL_DEFAULT_RUN:
             continue
-        size = sizes.get(c)
+        for c, s in (entry.get("categories") or {}).items():
+            if c != "all" and s and c not in newest:
+                newest[c] = (entry, s)
+    rows = []
+    for c in sorted(newest, key=lambda c: (c not in BFCL_TARGETS, list(BFCL_TARGETS).index(c) if c in BFCL_TARGETS
+                                           else 0, c)):
+        entry, s = newest[c]
+        size = (entry.get("cases_in_file") or {}).get(c)
         cover = ("the whole file" if size == s["n"] else
                  f"the file's first {s['n']} of {size} cases" if size else f"{s['n']} cases")
         rows.append([f"BFCL `{c}`, first decision, default model `{entry.get('model')}`",

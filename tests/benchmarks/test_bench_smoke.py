@@ -199,17 +199,21 @@ def test_the_headline_shows_the_default_models_bfcl_run_and_how_much_of_each_fil
     def summary(correct, n):
         return {"n": n, "correct": correct, "accuracy": correct / n}
 
-    older = {"variant": "default", "model": "old", "categories": {"multiple": summary(1, 2)}}
+    older = {"variant": "default", "model": "old", "date": "2026-12-01T10:00:00+00:00",
+             "cases_in_file": {"irrelevance": 240},
+             "categories": {"multiple": summary(1, 2), "irrelevance": summary(120, 240)}}
     newest = {"variant": "default", "model": "qwen2.5-coder-1.5b", "date": "2026-12-03T11:00:00+00:00",
               "cases_in_file": {"multiple": 200, "simple_python": 400},
               "categories": {"multiple": summary(180, 200), "simple_python": summary(90, 100),
                              "all": summary(270, 300)}}
     rows = run_all.bfcl_default_rows([older, {"variant": "other", "categories": {}}, newest])
-    assert rows == [
+    assert rows == [  # each category from the newest run that covers it, in the targets' order
+        ["BFCL `simple_python`, first decision, default model `qwen2.5-coder-1.5b`", "90/100 (90.0 %)",
+         "the file's first 100 of 400 cases, 2026-12-03", ">= 75 %"],
         ["BFCL `multiple`, first decision, default model `qwen2.5-coder-1.5b`", "180/200 (90.0 %)",
          "the whole file, 2026-12-03", ">= 70 %"],
-        ["BFCL `simple_python`, first decision, default model `qwen2.5-coder-1.5b`", "90/100 (90.0 %)",
-         "the file's first 100 of 400 cases, 2026-12-03", ">= 75 %"]]
+        ["BFCL `irrelevance`, first decision, default model `old`", "120/240 (50.0 %)",
+         "the whole file, 2026-12-01", ">= 75 %"]]
     assert run_all.bfcl_default_rows([{"variant": "s7-final0", "categories": {}}]) == []
 
 
