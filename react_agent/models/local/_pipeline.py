@@ -28,7 +28,7 @@ agent passes with the call; no technique reads the rendered prompt. The stages, 
   :mod:`._times`; ``relative_dates``: today's date, copied from a result where the task names a relative day, is
   counted on to that day, :mod:`._dates`; ``invented_values``: a call with an identifier, address or date nothing
   gives is decided again without that tool, :mod:`._invented`; ``unwritten_optionals``: an optional free-text argument
-  the model made up in the task's own words is left out, :mod:`._guessed`).
+  the model made up in the task's own words, or a null it wrote as a word (``"null"``), is left out, :mod:`._guessed`).
 
 Every technique that acts on the schema or the call keeps a correct call as it is: a grammar technique only states what
 the schema already requires or what the text writes (``email_arguments`` what the argument's own name or description
@@ -43,8 +43,8 @@ duration argument when the text writes one duration, ``written_times`` only adds
 value of the call writes a time, ``relative_dates`` only a date equal to the one date the results write when the task
 names one plain relative day and no date of its own, ``invented_values`` rejects only a value the text cannot have
 supplied, and ``unwritten_optionals`` leaves out only an optional value none of whose words the text or the argument's
-description writes in any form. ``python -m bench.bfcl --oracle`` checks the grammar and after-decoding stages on
-correct calls.
+description writes in any form, or a null written as a word the text does not write. ``python -m bench.bfcl --oracle``
+checks the grammar and after-decoding stages on correct calls.
 ``two_stage`` and ``bare_arguments`` choose what the model reads before it writes the arguments, so they change
 which calls it makes, for better or worse: ``bench.suites`` and ``bench.bfcl`` measure them with and without.
 """
@@ -74,6 +74,7 @@ __all__ = [
     "DEFAULT_TECHNIQUES",
     "FORMAT_PATTERNS",
     "MAX_ENUM_RANGE",
+    "NULL_WORDS",
     "OPT_IN_TECHNIQUES",
     "PIPELINE",
     "REMOVED_TECHNIQUES",
@@ -490,11 +491,23 @@ def duration_values(args: Any, schema: Any, text: str, depth: int = 0) -> Any:
     return out
 
 
+NULL_WORDS = frozenset({"null", "none", "nil", "undefined"})
+"""Words a model writes as a string where it means "no value" (``"assignee": "null"``), compared lower-cased."""
+
+
+def _null_word(value: str, text: str) -> bool:
+    """Whether ``value`` is one of :data:`NULL_WORDS` that ``text`` does not write as a word of its own (a task
+    that passes the error ``'null'`` to a callback writes it)."""
+    word = value.strip().lower()
+    return word in NULL_WORDS and re.search(r"(?<!\w)" + word + r"(?!\w)", text, re.IGNORECASE) is None
+
+
 def unwritten_optionals(args: Any, schema: Any, text: str) -> Any:
     """``args`` without the optional top-level string arguments that :func:`._guessed.guessed_text` names, unless the
     argument's description writes a word of the value ("E.g. beginner, intermediate, advanced"): a value the model
-    made up in the task's own words (a meeting room the task never mentions). The tool's default stands in for it.
-    Arguments the schema requires, values of other types and strings whose form the schema fixes (``enum``,
+    made up in the task's own words (a meeting room the task never mentions); nor those that hold a null written as
+    a word (:data:`NULL_WORDS`: ``"null"``, ``"None"``) which the text does not write. The tool's default stands in
+    for it. Arguments the schema requires, values of other types and strings whose form the schema fixes (``enum``,
     ``const``, ``format``, ``pattern``) are kept."""
     if not isinstance(args, Mapping) or not isinstance(schema, Mapping) or not text.strip():
         return args
@@ -509,6 +522,8 @@ def unwritten_optionals(args: Any, schema: Any, text: str) -> Any:
         node = props.get(key)
         if key in required or not isinstance(node, Mapping) or _fixes_form(node) or not isinstance(value, str):
             return False
+        if _null_word(value, text):
+            return True
         index = index_words(text) if index is None else index
         offered = node.get("description")
         return guessed_text(value, index) and not (isinstance(offered, str) and writes_a_word(value, offered))

@@ -130,3 +130,21 @@ def test_a_schema_of_optional_arguments_only_is_looked_at_too() -> None:
     args = {"query": "VPN", "place": "Конференцзал"}
     assert unwritten_optionals(args, schema, "Найди заявки про VPN") == {"query": "VPN"}
     assert unwritten_optionals(args, {**schema, "required": "query"}, "Найди заявки про VPN") == args  # not a list
+
+
+@pytest.mark.parametrize("value", ["null", "None", " NULL ", "undefined", "nil"])
+def test_a_null_written_as_a_word_in_an_optional_argument_is_left_out(value: str) -> None:
+    args = {"title": "Созвон", "date": "2026-03-12", "location": value, "room": value}
+    assert unwritten_optionals(args, EVENT, "Назначь созвон на 12 марта 2026") == {"title": "Созвон",
+                                                                                    "date": "2026-03-12"}
+
+
+def test_a_null_word_the_task_writes_or_the_schema_requires_or_lists_stays() -> None:
+    args = {"title": "null", "date": "2026-03-12", "location": "null"}
+    assert unwritten_optionals(args, EVENT, "Call back with the error 'null' on 2026-03-12") == args
+    assert unwritten_optionals(args, EVENT, "Schedule it for 2026-03-12") == {"title": "null", "date": "2026-03-12"}
+    listed = {**EVENT, "properties": {**EVENT["properties"], "kind": {"type": "string", "enum": ["none", "call"]}}}
+    assert unwritten_optionals({"title": "A", "date": "2026-03-12", "kind": "none"}, listed, "no kind") == \
+        {"title": "A", "date": "2026-03-12", "kind": "none"}
+    assert unwritten_optionals({"title": "A", "date": "2026-03-12", "room": "nullable"}, EVENT, "x") == \
+        {"title": "A", "date": "2026-03-12", "room": "nullable"}  # a word that begins with one is another word
