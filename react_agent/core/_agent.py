@@ -444,9 +444,15 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         copied = borrowed(answer, self.example_values, "\n".join([state.task, *results]))
         if copied:  # facts only the worked examples have: not this task's answer
             feedback = self.prompts.render("example_facts", values=copied)
+            last = state.steps[-1] if state.steps else None
+            again = last is not None and last.action is None and last.is_error and last.observation == feedback
             yield from self.record(state, AgentStep(thought=action.thought, observation=feedback, is_error=True,
                                                     raw_output=reply.text, duration_s=reply.seconds,
-                                                    usage=reply.usage), review=True)
+                                                    usage=reply.usage), review=not again)
+            if again:  # told once, and the same facts again: the run ends with what the tools gave
+                done = [s.observation for s in state.steps if s.action and s.action != FINISH and not s.is_error]
+                state.end("repeated", done[-1] if done else "", "the answer wrote values of the worked examples "
+                          f"({', '.join(copied)}) again after it was told they are not this task's facts")
             return
         yield from self.record(state, AgentStep(thought=action.thought, action=FINISH, action_input=answer,
                                                 raw_output=reply.text, duration_s=reply.seconds, usage=reply.usage))

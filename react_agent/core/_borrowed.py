@@ -2,7 +2,8 @@
 
 :func:`example_values` collects the text values of the examples' calls (``"anna@mail.org"``); :func:`borrowed`
 finds those an answer writes while neither the task nor any observation of the run does. The loop does not accept
-such an answer as finished: the model is told (the ``example_facts`` template) and the run goes on.
+such an answer as finished: the model is told (the ``example_facts`` template) and the run goes on; the same values
+written again right after that end the run with status ``"repeated"``.
 """
 
 from __future__ import annotations

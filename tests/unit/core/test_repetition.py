@@ -172,3 +172,41 @@ def test_example_values_the_task_or_a_result_gives_are_fine() -> None:
     example = Example(task="Find user Zoe", answer=Action(action="find_user", action_input={"username": "Zoe"}))
     model = ScriptedChatModel([finish("Zoe is a user.")])
     assert ReactAgent(model, [TOOL], lang="en", examples=[example]).run("Is Zoe a user?").status == "finished"
+
+
+def test_the_same_borrowed_answer_after_the_note_ends_the_run_with_the_last_result() -> None:
+    from react_agent import Example
+    from react_agent._types import AgentAction as Action
+
+    example = Example(task="Find user Xq-Quill",
+                      answer=Action(action="find_user", action_input={"username": "Xq-Quill"}))
+    model = ScriptedChatModel([call(), finish("Xq-Quill"), finish("Xq-Quill"), finish("never asked")])
+    RUNS.clear()
+    result = ReactAgent(model, [TOOL], lang="en", examples=[example], max_iterations=10).run("Find user Zoe")
+    assert result.status == "repeated" and result.output == "Zoe: email zoe@example.org"
+    assert result.error is not None and "Xq-Quill" in result.error and "worked examples" in result.error
+    assert len(result.steps) == 3 and result.steps[1].is_error and result.steps[2].is_error
+    assert model.remaining == 1 and len(RUNS) == 1
+
+
+def test_a_borrowed_answer_that_changes_after_the_note_is_told_again() -> None:
+    from react_agent import Example
+    from react_agent._types import AgentAction as Action
+
+    examples = [Example(task=f"Find user {name}", answer=Action(action="find_user", action_input={"username": name}))
+                for name in ("Xq-Quill", "Vontrel")]
+    model = ScriptedChatModel([finish("Xq-Quill"), finish("Vontrel"), finish("Zoe is not found.")])
+    result = ReactAgent(model, [TOOL], lang="en", examples=examples, max_iterations=10).run("Find user Zoe")
+    assert result.status == "finished" and result.output == "Zoe is not found."
+    assert [s.is_error for s in result.steps] == [True, True, False]
+
+
+def test_a_borrowed_answer_repeated_with_no_tool_result_ends_with_no_output() -> None:
+    from react_agent import Example
+    from react_agent._types import AgentAction as Action
+
+    example = Example(task="Find user Xq-Quill",
+                      answer=Action(action="find_user", action_input={"username": "Xq-Quill"}))
+    model = ScriptedChatModel([finish("Xq-Quill"), finish("Xq-Quill")])
+    result = ReactAgent(model, [TOOL], lang="ru", examples=[example], max_iterations=10).run("Найди Zoe")
+    assert result.status == "repeated" and result.output == "" and "Xq-Quill" in (result.error or "")
