@@ -450,8 +450,9 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
                                                     raw_output=reply.text, duration_s=reply.seconds,
                                                     usage=reply.usage), review=not again)
             if again:  # told once, and the same facts again: the run ends with what the tools gave
-                done = [s.observation for s in state.steps if s.action and s.action != FINISH and not s.is_error]
-                state.end("repeated", done[-1] if done else "", "the answer wrote values of the worked examples "
+                done = next((s.observation for s in reversed(state.steps)
+                             if s.action and s.action != FINISH and not s.is_error), "")
+                state.end("repeated", done, "the answer wrote values of the worked examples "
                           f"({', '.join(copied)}) again after it was told they are not this task's facts")
             return
         yield from self.record(state, AgentStep(thought=action.thought, action=FINISH, action_input=answer,

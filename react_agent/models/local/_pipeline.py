@@ -410,11 +410,16 @@ def unique_items(args: Any, text: str) -> Any:
     return out
 
 
+def _whole_word(item: str) -> re.Pattern[str]:
+    """``item`` as a whole word of a text, case ignored."""
+    return re.compile(r"(?<!\w)" + re.escape(item) + r"(?!\w)", re.IGNORECASE)
+
+
 def _mentions(item: str, text: str) -> int:
     """How often ``text`` writes ``item`` as a whole word, case ignored (at least 1)."""
     if not item.strip():
         return 1
-    return max(1, len(re.findall(r"(?<!\w)" + re.escape(item) + r"(?!\w)", text, re.IGNORECASE)))
+    return max(1, len(_whole_word(item).findall(text)))
 
 
 MAX_WALK_DEPTH = 32
@@ -499,7 +504,7 @@ def _null_word(value: str, text: str) -> bool:
     """Whether ``value`` is one of :data:`NULL_WORDS` that ``text`` does not write as a word of its own (a task
     that passes the error ``'null'`` to a callback writes it)."""
     word = value.strip().lower()
-    return word in NULL_WORDS and re.search(r"(?<!\w)" + word + r"(?!\w)", text, re.IGNORECASE) is None
+    return word in NULL_WORDS and _whole_word(word).search(text) is None
 
 
 def unwritten_optionals(args: Any, schema: Any, text: str) -> Any:
