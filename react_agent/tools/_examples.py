@@ -208,22 +208,41 @@ def pattern_sample(pattern: str) -> str | None:
 
 
 def _string(name: str, schema: Mapping[str, Any], index: int, lang: str) -> str:
+    """A string for ``name``: a sample of its ``pattern`` when :func:`pattern_sample` can build one, else a value of
+    the kind its format, name or description says; a value the pattern rejects gives way to the first example value
+    of any kind that the pattern accepts (``10:30`` for a ``start_time`` that must read ``HH:MM``)."""
     pattern = schema.get("pattern")
     if isinstance(pattern, str):
         sample = pattern_sample(pattern)
         if sample is not None:
             return sample
+    table = _values(lang)
+    value = _kind_value(name, schema, index, table)
+    if isinstance(pattern, str) and not _accepts(pattern, value):
+        return next((v for values in table.values() for v in values if _accepts(pattern, v)), value)
+    return value
+
+
+def _kind_value(name: str, schema: Mapping[str, Any], index: int, table: Mapping[str, tuple[str, ...]]) -> str:
     fmt = schema.get("format")
     kinds = {"email": "email", "date": "date", "uri": "url", "url": "url"}
     if fmt in kinds:
-        return _values(lang)[kinds[fmt]][0]
+        return table[kinds[fmt]][0]
     words = humanize(name)
-    table = _values(lang)
     description = str(schema.get("description") or "")
     kind = next((k for rule, k in _STRING_RULES if re.search(rule, words) or re.search(rule, name, re.IGNORECASE)),
                 None) or next((k for rule, k in _STRING_RULES if re.search(rule, description, re.IGNORECASE)), "other")
     values = table[kind]
     return values[index % len(values)]
+
+
+def _accepts(pattern: str, value: str) -> bool:
+    """Whether the JSON Schema ``pattern`` (a search, as validators apply it) matches ``value``; a pattern Python
+    cannot read accepts nothing."""
+    try:
+        return re.search(pattern, value) is not None
+    except re.error:
+        return False
 
 
 def sample_arguments(schema: Mapping[str, Any], *, defs: Mapping[str, Any] | None = None,

@@ -66,6 +66,41 @@ def test_a_tool_no_sample_can_satisfy_gets_no_example_and_the_agent_still_builds
     assert [e.answer.action for e in agent.examples if e.answer.action != "FINISH"] == ["update_deal"]
 
 
+class MeetingArgs(BaseModel):
+    title: str
+    start_time: str = Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="Start time, HH:MM")
+
+
+def meeting(title: str, start_time: str) -> str:
+    """Add a meeting."""
+    return "ok"
+
+
+MEETING = StructuredTool.from_function(meeting, args_schema=MeetingArgs)
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_a_pattern_beyond_the_sampler_takes_an_example_value_it_accepts(lang: str) -> None:
+    (example,) = examples_for_tools([MEETING], irrelevant=False, lang=lang)
+    assert re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", example.answer.action_input["start_time"])
+
+
+def test_a_value_its_pattern_accepts_is_kept() -> None:
+    class Plain(BaseModel):
+        email: str
+
+    class Patterned(BaseModel):
+        email: str = Field(pattern=r"^(\S+)@(\S+)$")  # groups: beyond the sampler
+
+    def mail(email: str) -> str:
+        """Send a mail."""
+        return "ok"
+
+    (plain,) = examples_for_tools([StructuredTool.from_function(mail, args_schema=Plain)], irrelevant=False)
+    (patterned,) = examples_for_tools([StructuredTool.from_function(mail, args_schema=Patterned)], irrelevant=False)
+    assert patterned.answer.action_input["email"] == plain.answer.action_input["email"]
+
+
 def contact(name: str, email: str, city: str, company: str) -> str:
     """Add a contact."""
     return "ok"
