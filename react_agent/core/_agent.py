@@ -36,7 +36,7 @@ from react_agent.core._borrowed import borrowed, example_values
 from react_agent.core._config import AgentConfig, build_config
 from react_agent.core._profile import profile_options
 from react_agent.core._render import check_examples, example_variables, history_entry, step_messages
-from react_agent.core._repetition import MAX_FAILURES, MAX_REPEATS, failures, repeats
+from react_agent.core._repetition import MAX_FAILURES, MAX_REPEATS, failures, last_result, repeats
 from react_agent.errors import ConfigError, OutputParseError
 from react_agent.integrations import AgentRunnable, output_json_schema, structured_answer
 from react_agent.models import (
@@ -450,9 +450,7 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
                                                     raw_output=reply.text, duration_s=reply.seconds,
                                                     usage=reply.usage), review=not again)
             if again:  # told once, and the same facts again: the run ends with what the tools gave
-                done = next((s.observation for s in reversed(state.steps)
-                             if s.action and s.action != FINISH and not s.is_error), "")
-                state.end("repeated", done, "the answer wrote values of the worked examples "
+                state.end("repeated", last_result(state.steps), "the answer wrote values of the worked examples "
                           f"({', '.join(copied)}) again after it was told they are not this task's facts")
             return
         yield from self.record(state, AgentStep(thought=action.thought, action=FINISH, action_input=answer,

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from react_agent._types import AgentAction, AgentStep
+from react_agent._types import FINISH, AgentAction, AgentStep
 
-__all__ = ["MAX_FAILURES", "MAX_REPEATS", "failures", "repeats"]
+__all__ = ["MAX_FAILURES", "MAX_REPEATS", "failures", "last_result", "repeats"]
 
 MAX_REPEATS = 2
 """Repeats of one call that end the run (the first is answered by the ``repeated_call`` template)."""
@@ -54,3 +54,13 @@ def failures(steps: Sequence[AgentStep], action: AgentAction) -> tuple[int, Agen
         if _same(step, action):
             count, first = count + 1, step
     return count, first
+
+
+def last_result(steps: Sequence[AgentStep]) -> str:
+    """The result of the last successful tool call, ``""`` when none succeeded; a repeat of it that the
+    ``repeated_call`` template answered gives the result of the call that ran, not the note."""
+    last = next((s for s in reversed(steps) if s.action and s.action != FINISH and not s.is_error), None)
+    if last is None:
+        return ""
+    _, ran = repeats(steps, AgentAction(action=last.action, action_input=last.action_input))
+    return (ran or last).observation

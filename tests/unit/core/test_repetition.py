@@ -210,3 +210,16 @@ def test_a_borrowed_answer_repeated_with_no_tool_result_ends_with_no_output() ->
     model = ScriptedChatModel([finish("Xq-Quill"), finish("Xq-Quill")])
     result = ReactAgent(model, [TOOL], lang="ru", examples=[example], max_iterations=10).run("Найди Zoe")
     assert result.status == "repeated" and result.output == "" and "Xq-Quill" in (result.error or "")
+
+
+def test_a_borrowed_answer_repeated_after_a_repeated_call_ends_with_the_result_not_the_note() -> None:
+    from react_agent import Example
+    from react_agent._types import AgentAction as Action
+
+    example = Example(task="Find user Xq-Quill",
+                      answer=Action(action="find_user", action_input={"username": "Xq-Quill"}))
+    model = ScriptedChatModel([call(), call(), finish("Xq-Quill"), finish("Xq-Quill")])
+    RUNS.clear()
+    result = ReactAgent(model, [TOOL], lang="en", examples=[example], max_iterations=10).run("Find user Zoe")
+    assert result.steps[1].observation != "Zoe: email zoe@example.org"  # the repeated_call note
+    assert result.status == "repeated" and result.output == "Zoe: email zoe@example.org" and len(RUNS) == 1
