@@ -143,3 +143,19 @@ def test_the_no_tool_example_answers_the_question_itself(lang: str) -> None:
 def test_examples_for_something_other_than_a_list_of_tools_is_a_config_error(tools: Any) -> None:
     with pytest.raises(ConfigError, match="examples_for_tools: tools must be a list of tools"):
         examples_for_tools(tools)
+
+
+def trip(start: str, end: str, start_date: str, end_time: str, gender: str, sender: str, original_text: str) -> str:
+    """Plan a trip."""
+    return "ok"
+
+
+def test_an_argument_gets_the_kind_its_whole_words_name() -> None:
+    (example,) = examples_for_tools([StructuredTool.from_function(trip)], irrelevant=False)
+    values = example.answer.action_input
+    places = {"Velmora", "Quarnby", "Ostrelin"}
+    assert {values["start"], values["end"]} <= places  # a route's ends are places
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", values["start_date"])  # a start date is a date, not a place
+    assert re.fullmatch(r"\d{2}:\d{2}", values["end_time"])
+    for key in ("gender", "sender", "original_text"):  # "end", "origin" inside a longer word name no place
+        assert values[key] not in places, (key, values[key])
