@@ -258,4 +258,6 @@ def test_concurrency_benchmark_reports_runs_per_second_for_both():
     results = concurrency.run(sizes=(5,), repeats=1)
     row = results["sizes"]["5"]
     assert row["react_agent_runs_per_s"] > 0 and row["langchain_runs_per_s"] > 0 and row["ratio"] > 0
+    assert row["public_calls_runs_per_s"] > 0 and row["floor_ratio"] > 0  # the public-call floor beside them
     assert "runs/s" in concurrency.markdown({"results": results})
+    assert "public-call floor" in concurrency.markdown({"results": results})
