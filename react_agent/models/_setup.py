@@ -23,7 +23,10 @@ _GIGACHAT_CREDENTIALS = ("credentials", "access_token", "user")
 
 
 _PYDANTIC_GETATTR = getattr(BaseModel, "__getattr__", None)
-_WRAPPING = ("bound", "runnable", "fallbacks")  # where a wrapper holds the models it wraps
+_WRAPPING = ("bound", "runnable", "fallbacks", "first", "middle", "last", "default", "alternatives")
+"""Where a wrapper holds the runnables it wraps: ``bind``/``with_retry``/``with_config`` (``bound``), fallbacks
+(``runnable``, ``fallbacks``), a sequence (``model | parser``: ``first``, ``middle``, ``last``) and the configurable
+ones (``default``, ``alternatives``)."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -83,17 +86,28 @@ def held_settings(model: Any, names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def wrapped_models(llm: Any) -> list[Any]:
-    """``llm`` and the models it wraps (``bind``, ``with_retry``, ``with_config``, ``with_fallbacks``)."""
+    """``llm`` and the runnables it wraps (``bind``, ``with_retry``, ``with_config``, ``with_fallbacks``, a
+    sequence such as ``model | parser``, ``configurable_fields`` and ``configurable_alternatives``), at most 32."""
     found: list[Any] = []
     todo: list[Any] = [llm]
-    while todo and len(found) < 16:
+    while todo and len(found) < 32:
         item = todo.pop()
         if item is None or any(item is f for f in found):
             continue
         found.append(item)
-        if held_settings(item, _WRAPPING):  # else all three are None: nothing wrapped
-            todo += [setting(item, "bound"), setting(item, "runnable"), *list(setting(item, "fallbacks") or [])]
+        for name in held_settings(item, _WRAPPING):  # none on a plain model: nothing wrapped
+            todo += _runnables(setting(item, name))
     return found
+
+
+def _runnables(value: Any) -> list[Any]:
+    """The runnables a wrapper's setting holds: itself, or those of a list or of a dict's values (an
+    alternative given as a factory function is built only when chosen, so it holds none yet)."""
+    from langchain_core.runnables import Runnable
+
+    items = list(value.values()) if isinstance(value, Mapping) else list(value) if isinstance(value, (list, tuple)) \
+        else [value]
+    return [item for item in items if isinstance(item, Runnable)]
 
 
 def _is(model: Any, module: str, name: str) -> bool:

@@ -181,7 +181,8 @@ def _model_effect(agent: Agent, state: RunState, call: ModelCall) -> Generator[M
     except ModelCallError as exc:
         journal.secrets = secret_values(agent.llm)  # tokens the client obtained during the call too
         error = journal.redact(f"model call failed: {exc}")
-        logger.warning("%s: %s", agent.name, error)
+        cause = exc.__cause__ if exc.__cause__ is not None else exc  # its text may hold what the server echoed
+        logger.warning("%s: model call failed: %s", agent.name, type(cause).__name__)
         state.end("error", state.last_observation, error)
         journal.model_failed(error)
         return None

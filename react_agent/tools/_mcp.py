@@ -142,7 +142,7 @@ class MCPTools:
         try:
             asyncio.run_coroutine_threadsafe(self._finish(), loop).result(timeout=self._close_timeout + 5)
         except (RuntimeError, concurrent.futures.TimeoutError) as exc:
-            logger.warning("MCP sessions did not close cleanly: %s", error_text(exc))
+            logger.warning("MCP sessions did not close cleanly: %s", type(exc).__name__)
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:

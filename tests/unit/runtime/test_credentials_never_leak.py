@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
+from langchain_core.output_parsers import StrOutputParser
 from langchain_core.outputs import ChatResult
+from langchain_core.runnables import ConfigurableField
 from langchain_core.tools import tool
 from langchain_gigachat import GigaChat
 from pydantic import ConfigDict, PrivateAttr, SecretStr
@@ -218,16 +220,22 @@ def test_a_key_however_the_model_holds_it_is_masked_in_tool_output(tmp_path: Pat
     lambda llm: llm.with_retry(stop_after_attempt=1),
     lambda llm: ScriptedChatModel([]).with_fallbacks([llm]),
     lambda llm: llm.bind(stop=["\n\n\n"]).with_config(run_name="wrapped"),
-], ids=["bind", "with_retry", "fallback", "bind-with_config"])
+    lambda llm: llm | StrOutputParser(),
+    lambda llm: ScriptedChatModel([]).configurable_alternatives(ConfigurableField(id="model"), default_key="plain",
+                                                                keyed=llm),
+    lambda llm: llm.configurable_fields(usage=ConfigurableField(id="usage")),
+], ids=["bind", "with_retry", "fallback", "bind-with_config", "sequence", "alternatives", "configurable_fields"])
 def test_the_key_of_a_wrapped_model_is_masked_in_tool_output(tmp_path: Path, wrap: Any) -> None:
-    """The key of a model under ``bind``, ``with_retry``, ``with_config`` or ``with_fallbacks`` is masked in
-    what a tool shows the model and in the journal, as the key of the model itself is."""
+    """The key of a model under ``bind``, ``with_retry``, ``with_config``, ``with_fallbacks``, in a sequence
+    (``model | parser``) or among configurable alternatives or fields is masked in what a tool shows the model and
+    in the journal, as the key of the model itself is."""
     key = "sk-WRAPPED-KEY-86420"
     replies = [json.dumps({"action": "show_settings", "action_input": {}}),
                json.dumps({"action": "FINISH", "action_input": "done"})]
     journal = tmp_path / "run.jsonl"
     llm = wrap(ExtraKeyModel(replies, api_key=key))
-    result = ReactAgent(llm, [leaking_tool(key)], journal=journal).run("show the settings")
+    config = {"configurable": {"model": "keyed"}}
+    result = ReactAgent(llm, [leaking_tool(key)], journal=journal).run("show the settings", config=config)
     assert result.status == "finished"
     assert result.steps[0].observation == "settings: key=***"
     assert key not in journal.read_text(encoding="utf-8")
@@ -245,3 +253,14 @@ def test_held_settings_leaves_out_only_settings_that_are_none(model: Any) -> Non
     held = held_settings(model, names)
     assert list(held) == [n for n in names if n in held]
     assert [n for n in names if setting(model, n) is not None and n not in held] == []
+
+
+def test_a_failed_model_call_is_logged_by_its_type_not_its_text(caplog: pytest.LogCaptureFixture) -> None:
+    """What a server echoes in an error (a session token nobody declared a secret) stays out of the logs; the
+    log names the exception's type, and the run's error keeps the text for the caller."""
+    caplog.set_level(logging.DEBUG)
+    text = "403 for token eyJhbGciOiJIUzI1NiJ9.session-token-value"
+    result = ReactAgent(ScriptedChatModel([ValueError(text)]), [], retry=None).run("t")
+    assert result.status == "error" and "session-token-value" in (result.error or "")
+    assert "session-token-value" not in caplog.text
+    assert "model call failed: ValueError" in caplog.text
