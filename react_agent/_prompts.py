@@ -143,7 +143,21 @@ def fewshot_macros(lang: str) -> Any:
 
 
 def _read_folder(folder: Path) -> dict[str, str]:
-    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.jinja"))}
+    """The ``*.jinja`` templates of ``folder`` by name; a file that cannot be read as UTF-8 text (or an entry that
+    is not a file) is a :class:`ConfigError` naming it, so a broken folder fails when the agent is built."""
+    texts = {}
+    for path in sorted(folder.glob("*.jinja")):
+        if not path.is_file():
+            raise ConfigError(f"prompt template {str(path)!r} is not a file (a folder?); a template is a "
+                              "UTF-8 text file <name>.jinja")
+        try:
+            texts[path.stem] = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"prompt template {str(path)!r} is not UTF-8 text (byte {exc.start}: {exc.reason}); "
+                              "save it as UTF-8") from None
+        except OSError as exc:
+            raise ConfigError(f"cannot read prompt template {str(path)!r}: {exc.strerror or exc}") from None
+    return texts
 
 
 Template = jinja2.Template | BasePromptTemplate[Any]
@@ -167,6 +181,7 @@ def _compile(name: str, source: str | BasePromptTemplate[Any], origin: str) -> t
             compiled = _template(source)
         except jinja2.TemplateSyntaxError as exc:
             raise ConfigError(f"template {name!r} ({origin}) line {exc.lineno}: {exc.message}") from exc
+        _check_tree(name, origin, tree)
         _PLAIN[compiled] = frozenset(v for v in used if _written_as_is(tree, v))
         loop = _loop_of(tree)
         if loop is not None:
@@ -181,6 +196,44 @@ def _compile(name: str, source: str | BasePromptTemplate[Any], origin: str) -> t
     if missing:
         raise ConfigError(f"template {name!r} ({origin}) lacks required variable {missing[0]!r}")
     return compiled, frozenset(used)
+
+
+_LOADING = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)  # need a loader; prompts have none
+_OPERATORS = (nodes.BinExpr, nodes.UnaryExpr)
+
+
+def _check_tree(name: str, origin: str, tree: nodes.Template) -> None:
+    """Refuse what would fail every render of the template, so that it fails when the agent is built: a tag
+    that loads another template (``include``, ``import``, ``from ... import``, ``extends``: a prompt is one
+    self-contained text, its environment has no loader) and an operator on constants that always raises
+    (``{{ 1 // 0 }}``). The template is not rendered here: a trial render with made-up values could refuse a
+    valid template."""
+    for node in tree.find_all(_LOADING):
+        tag = {nodes.Include: "include", nodes.Import: "import", nodes.FromImport: "from ... import",
+               nodes.Extends: "extends"}[type(node)]
+        raise ConfigError(f"template {name!r} ({origin}) line {node.lineno}: {{% {tag} %}} is not supported: a "
+                          "prompt template cannot load another template; put the text in the template itself")
+    for expr in tree.find_all(_OPERATORS):
+        operands = list(expr.iter_child_nodes())
+        if not operands or not all(isinstance(op, nodes.Expr) and _folds(op) for op in operands):
+            continue  # not made of constants: its value is known only when rendered
+        try:
+            expr.as_const()
+        except nodes.Impossible as exc:
+            cause = exc.__cause__
+            if cause is None:
+                continue
+            raise ConfigError(f"template {name!r} ({origin}) line {expr.lineno}: an expression on constants always "
+                              f"fails: {type(cause).__name__}: {cause}") from None
+
+
+def _folds(expr: nodes.Expr) -> bool:
+    """Whether Jinja can compute ``expr`` without rendering (it is made of constants)."""
+    try:
+        expr.as_const()
+    except nodes.Impossible:
+        return False
+    return True
 
 
 class PromptSet:

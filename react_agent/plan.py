@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_
 from react_agent._types import FINISH, AgentAction, AgentResult, AgentStep
 from react_agent.core import AgentConfig, BaseAgent, truncate
 from react_agent.errors import ConfigError
-from react_agent.parsing import extract_json, outside_fences
+from react_agent.parsing import MAX_NESTING, extract_json, nesting_depth, outside_fences
 from react_agent.runtime import (
     Effect,
     Loop,
@@ -204,6 +204,9 @@ class PlanAndExecuteAgent(BaseAgent):
             raise ValueError('no plan found: reply with a JSON list [{"tool": ..., "args": {...}, "open": [...]}]')
         steps = []
         for n, item in enumerate(raw, 1):
+            if nesting_depth(item, MAX_NESTING + 1) > MAX_NESTING + 1:  # the step object is one level above its args
+                raise ValueError(f"step {n}: its arguments are nested more than {MAX_NESTING} levels deep (too_deep), "
+                                 "so the plan was refused; write the plan again with flatter arguments")
             tool = next((item[k] for k in _NAME_KEYS if k in item), None) if isinstance(item, dict) else None
             if isinstance(tool, str) and tool.strip().upper() == FINISH and n == len(raw):
                 break  # a trailing FINISH step: the answer is the last result anyway
@@ -412,6 +415,9 @@ class PlanAndExecuteAgent(BaseAgent):
         missing = [f for f in step.open if f not in values]
         if missing:
             return {}, f"the reply lacks the open field(s): {', '.join(missing)}"
+        if nesting_depth(values, MAX_NESTING) > MAX_NESTING:
+            return {}, (f"the open fields are nested more than {MAX_NESTING} levels deep (too_deep), so nothing was "
+                        "executed; reply again with flatter values")
         try:
             self.registry.validate(step.tool, self._stand_ins(step, values))
         except ValueError as exc:

@@ -8,8 +8,10 @@ own fields (``ReflectionAgent`` and ``PlanAndExecuteAgent`` do) and point ``Base
 from __future__ import annotations
 
 import difflib
+import inspect
 import math
 import os
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -19,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Valida
 
 from react_agent._types import Example
 from react_agent.errors import ConfigError
-from react_agent.runtime import RetryPolicy
+from react_agent.runtime import RetryPolicy, journal_path_problem
 
 __all__ = ["AgentConfig", "ConstrainedMode", "FinalAnswerMode", "build_config"]
 
@@ -50,13 +52,16 @@ class AgentConfig(BaseModel):
     - ``max_parse_errors``: consecutive unparseable replies before the run ends with status ``"error"``.
     - ``timeout``: seconds a tool call may take before it is abandoned (an error observation).
     - ``max_execution_time``: seconds for the whole run (model calls included) before status ``"timeout"``.
+      Both are at most ``threading.TIMEOUT_MAX`` (what a thread can wait).
     - ``max_tokens_budget``: reported tokens a run may use; the run ends with status ``"budget"`` instead of
       making a model call once its usage has reached the budget.
     - ``constrained``: how the answer's JSON schema reaches the model: ``None`` detects it, ``False`` turns
       it off, ``True``/``"json_schema"``, ``"json_object"`` or ``"grammar"`` force a mode (see docs/models.md).
     - ``retry``: a :class:`RetryPolicy` for transient model errors (``None``: no retries).
     - ``approve``: ``(tool_name, action_input) -> bool``, asked before tools marked with
-      ``metadata={"requires_approval": True}`` run; a refusal becomes an observation.
+      ``metadata={"requires_approval": True}`` run; a refusal becomes an observation. A plain function (not
+      ``async def``): only ``True`` approves, and an answer that is not ``True`` or ``False`` is a
+      :class:`ConfigError` (the call does not run).
     - ``journal``: the default journal file of runs that pass none (see :meth:`run`).
     - ``examples``: worked :class:`Example` s shown by step prompts that use the ``examples`` variable.
     - ``name``: the run's name in traces (default: the class name).
@@ -121,14 +126,10 @@ class AgentConfig(BaseModel):
     def _journal(cls, value: Any) -> Any:
         if value is None:
             return None
-        if not isinstance(value, (str, os.PathLike)):
-            raise ValueError(f"got a {type(value).__name__}")
-        path = Path(value)
-        if path.is_dir():
-            raise ValueError("it is a directory; pass the path of a .jsonl file")
-        if not path.parent.is_dir():
-            raise ValueError(f"the folder {str(path.parent)!r} does not exist")
-        return path
+        problem = journal_path_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return Path(value)
 
     @field_validator("examples", mode="before")
     @classmethod
@@ -154,8 +155,30 @@ class AgentConfig(BaseModel):
     def _seconds(cls, value: Any) -> Any:
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+                isinstance(value, float) and not math.isfinite(value)):
             raise ValueError(f"got {value!r}")
+        if value > threading.TIMEOUT_MAX:  # what a thread or sleep can wait: a run could not use more
+            raise ValueError(f"at most threading.TIMEOUT_MAX = {threading.TIMEOUT_MAX:g} seconds")
+        return value
+
+    @field_validator("approve", mode="before")
+    @classmethod
+    def _approve(cls, value: Any) -> Any:
+        if value is None or not callable(value):
+            return value  # None, or the field's own error
+        if inspect.iscoroutinefunction(value) or inspect.iscoroutinefunction(type(value).__call__):
+            raise ValueError("it is async: approve must be a plain function returning True or False "
+                             "(it is asked inside the tool call's check, which cannot await)")
+        try:
+            signature = inspect.signature(value)
+        except (TypeError, ValueError):  # a builtin whose signature cannot be read: trusted
+            return value
+        try:
+            signature.bind("tool_name", {})  # how a run calls it: approve(tool_name, action_input)
+        except TypeError:
+            raise ValueError(f"it cannot be called as approve(tool_name, action_input): its signature is "
+                             f"{signature}") from None
         return value
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
+from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.callbacks import AsyncCallbackManager, AsyncCallbackManagerForChainRun, CallbackManager
@@ -53,6 +54,7 @@ from react_agent.runtime import (
     end_payload,
     failed,
     journal_of,
+    journal_path_problem,
     last,
     masked_cause,
     perform,
@@ -132,7 +134,8 @@ class AgentRunnable(Runnable[Any, AgentResult]):
         """:meth:`resume` step by step (replayed steps first). :class:`JournalError` if there is no run.
         ``session``: the run's own session values (they are not journaled), as given to :meth:`run`."""
         agent = _agent(self)
-        opened = RunJournal.open(journal, run_id=run_id, secrets=secret_values(agent.llm), identity=self.identity())
+        opened = RunJournal.open(_resumed_journal(journal), run_id=run_id,
+                                 secrets=secret_values(agent.llm), identity=self.identity())
         return self.stream(opened.task, config, _resume=opened, session=session)
 
     def aresume_stream(self, journal: str | os.PathLike[str], *, run_id: str | None = None,
@@ -140,7 +143,8 @@ class AgentRunnable(Runnable[Any, AgentResult]):
                        session: Mapping[str, Any] | None = None) -> AsyncIterator[AgentStep | AgentResult]:
         """Async :meth:`resume_stream`."""
         agent = _agent(self)
-        opened = RunJournal.open(journal, run_id=run_id, secrets=secret_values(agent.llm), identity=self.identity())
+        opened = RunJournal.open(_resumed_journal(journal), run_id=run_id,
+                                 secrets=secret_values(agent.llm), identity=self.identity())
         return self.astream(opened.task, config, _resume=opened, session=session)
 
     def identity(self) -> dict[str, Any]:
@@ -214,6 +218,36 @@ async def _alast(items: AsyncIterator[AgentStep | AgentResult]) -> AgentResult:
 
 
 # -------------------------------------------------------------------------------------------- the drivers
+def _checked_journal(value: Any, *, resuming: bool = False) -> Path | None:
+    """The ``journal`` argument of a run or a resume, checked as the agent's ``journal=`` option is: a value that
+    is not a str/PathLike, names a folder or lies in a missing folder is a :class:`ConfigError` naming the fix,
+    raised before anything is written. A resume needs a file: there ``None`` is refused too."""
+    expected = "the path of a .jsonl journal file" if resuming else "None or the path of a .jsonl journal file"
+    if value is None:
+        if resuming:
+            raise ConfigError(f"journal must be {expected} to resume, got None")
+        return None
+    problem = journal_path_problem(value)
+    if problem is not None:
+        raise ConfigError(f"journal must be {expected} (its folder must exist), got {_short(value)} ({problem})")
+    return Path(value)
+
+
+def _resumed_journal(value: Any) -> Path:
+    """The ``journal`` argument of a resume, checked (see :func:`_checked_journal`)."""
+    path = _checked_journal(value, resuming=True)
+    assert path is not None  # None is refused when resuming
+    return path
+
+
+def _short(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def start(agent: RunnableAgent, input: Any, config: RunnableConfig | None, *, journal: Any = None,
           session: Mapping[str, Any] | None = None, chat_history: Any = None,
           _resume: RunJournal | None = None, _deferred: bool = False) -> tuple[RunState, RunnableConfig]:
@@ -233,9 +267,7 @@ def start(agent: RunnableAgent, input: Any, config: RunnableConfig | None, *, jo
         _resume.references = tuple(state.references)
         state.journal = _resume
         return state, config
-    path = agent.config.journal if journal is None else journal
-    if path is not None and not isinstance(path, (str, os.PathLike)):
-        raise ConfigError(f"journal must be the path of a .jsonl file or None, got {type(path).__name__}")
+    path = agent.config.journal if journal is None else _checked_journal(journal)
     state.journal = RunJournal.start(  # a file-less journal needs no secrets: a failure looks them up
         task, path=None if path is None else os.fspath(path), run_id=str(config.get("run_id") or uuid.uuid4()),
         agent=str(agent.name), tools=agent.registry.names,

@@ -43,6 +43,7 @@ try:
 except ImportError:  # not POSIX: no cross-process lock (see docs/guarantees.md)
     fcntl = None  # type: ignore[assignment]
 import hashlib
+import inspect
 import json
 import logging
 import os
@@ -59,7 +60,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, SecretBytes, SecretStr
 
 from react_agent._types import AgentResult, AgentStep, Usage
-from react_agent.errors import JournalError, JournalMismatchError
+from react_agent.errors import ConfigError, JournalError, JournalMismatchError
 from react_agent.models import held_settings, setting, wrapped_models
 from react_agent.tools import Outcome
 
@@ -77,6 +78,7 @@ __all__ = [
     "cut_torn_tail",
     "decide_approval",
     "idempotency_key",
+    "journal_path_problem",
     "prompt_digest",
     "read_journal",
     "redact",
@@ -295,13 +297,42 @@ def current_tool_call() -> ToolCallRecord | None:
     return _CURRENT_CALL.get()
 
 
+def journal_path_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as the path of a journal file, or ``None`` when nothing is: not a ``str`` or
+    ``PathLike``, a folder, or a path in a folder that does not exist."""
+    if not isinstance(value, (str, os.PathLike)):
+        return f"got a {type(value).__name__}"
+    path = Path(value)
+    if path.is_dir():
+        return "it is a directory; pass the path of a .jsonl file"
+    if not path.parent.is_dir():
+        return f"the folder {str(path.parent)!r} does not exist"
+    return None
+
+
 def decide_approval(tool: str, args: Any, ask: Callable[[str, Any], bool] | None) -> bool:
     """The approval decision: inside a run, a journaled decision first (whatever ``ask`` is), else ``ask``
     (journaled); without ``ask`` the call is refused."""
     call = _CURRENT_CALL.get()
     if call is not None:
         return call.decide(tool, args, ask)
-    return bool(ask(tool, args)) if ask is not None else False
+    return _approval_answer(tool, ask(tool, args)) if ask is not None else False
+
+
+def _approval_answer(tool: str, answer: Any) -> bool:
+    """What ``approve`` said about a call of ``tool``: only ``True`` approves and ``False`` refuses. Anything
+    else is a developer mistake, a :class:`ConfigError` (the call does not run): a coroutine (an ``async def
+    approve``, which no sync check can await; it is closed, so no "never awaited" warning) or another awaitable,
+    and any other value (``"no"``, ``None``, ``1``), which ``bool()`` would have read as a yes or a no."""
+    if isinstance(answer, bool):
+        return answer
+    if inspect.isawaitable(answer):
+        if inspect.iscoroutine(answer):
+            answer.close()
+        raise ConfigError(f"approve returned an awaitable ({type(answer).__name__}) for {tool!r}: approve must be "
+                          f"a plain function returning True or False (not async def); the call was not run")
+    raise ConfigError(f"approve must return True or False, got a {type(answer).__name__} for {tool!r}; "
+                      f"the call was not run")
 
 
 @dataclass
@@ -339,7 +370,7 @@ class ToolCallRecord:
         if ask is None:
             return False
         with _ASKING:
-            self.approval = bool(ask(tool, action_input))
+            self.approval = _approval_answer(tool, ask(tool, action_input))  # nothing journaled if it raises
         self.journal.append({"type": "approval", "seq": self.seq, "key": self.key, "tool": tool,
                              "approved": self.approval})
         self.journal.flush()  # durable before the approved tool starts, under the async driver too

@@ -14,6 +14,7 @@ import logging
 import math
 import random
 import re
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -211,8 +212,13 @@ class RetryPolicy:
             raise ConfigError(f"RetryPolicy: max_attempts must be an integer >= 1 (1: no retry), got {attempts!r}")
         for name in ("initial_wait", "max_wait", "jitter"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+                    isinstance(value, float) and not math.isfinite(value)) or value < 0:
                 raise ConfigError(f"RetryPolicy: {name} must be seconds >= 0 (a finite number), got {value!r}")
+            if value > threading.TIMEOUT_MAX:  # what a sleep can wait: the first retry would fail
+                shown = repr(value) if isinstance(value, float) or value < 10**30 else "a larger integer"
+                raise ConfigError(f"RetryPolicy: {name} must be at most threading.TIMEOUT_MAX = "
+                                  f"{threading.TIMEOUT_MAX:g} seconds, got {shown}")
         if not callable(self.retry_on):
             raise ConfigError(f"RetryPolicy: retry_on must be a function of the exception returning True to retry, "
                               f"got {self.retry_on!r}")

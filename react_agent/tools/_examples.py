@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -140,10 +141,16 @@ def sample_value(name: str, schema: Mapping[str, Any], *, index: int = 0, defs: 
 
 
 def _limits(schema: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """The lower and upper bound of a number (``None``: none, or one that is not a finite number)."""
     low = schema.get("minimum", schema.get("exclusiveMinimum"))
     high = schema.get("maximum", schema.get("exclusiveMaximum"))
-    number = (int, float)
-    return (low if isinstance(low, number) else None, high if isinstance(high, number) else None)
+    return _finite(low), _finite(high)
+
+
+def _finite(bound: Any) -> float | None:
+    if isinstance(bound, float) and not math.isfinite(bound):  # inf, nan: no value to sample near
+        return None
+    return bound if isinstance(bound, (int, float)) else None
 
 
 def _integer(name: str, schema: Mapping[str, Any], index: int) -> int:
@@ -165,15 +172,19 @@ def _integer(name: str, schema: Mapping[str, Any], index: int) -> int:
 
 
 _CLASS_SAMPLES = {"d": "7", "w": "a", "s": " "}
+_MAX_PATTERN_SAMPLE = 64
+"""Characters a :func:`pattern_sample` has at most: a pattern that needs more (``^A{10000000}$``) has none."""
 _QUANTIFIER = re.compile(r"\{(\d+)(?:,(\d*))?\}|[+*?]")
 
 
 def pattern_sample(pattern: str) -> str | None:
     """A short string that ``pattern`` matches, for the simple patterns ids and codes have (``^D-\\d+$``,
     ``[A-Z]{3}``, ``^\\w+@\\w+\\.org$``): literals, escapes, ``\\d \\w \\s``, ``.``, classes and quantifiers; ``None``
-    for anything else (groups, alternatives, lookarounds), or when the sample would not match."""
+    for anything else (groups, alternatives, lookarounds), when the sample would not match, or when it would be
+    longer than 64 characters (``_MAX_PATTERN_SAMPLE``; checked before it is built)."""
     body = pattern.removeprefix("^").removesuffix("$") if not pattern.endswith("\\$") else pattern.removeprefix("^")
     out: list[str] = []
+    size = 0
     i = 0
     while i < len(body):
         char = body[i]
@@ -199,7 +210,13 @@ def pattern_sample(pattern: str) -> str | None:
         if quantifier:
             i = quantifier.end()
             text = quantifier.group(0)
-            count = int(quantifier.group(1)) if quantifier.group(1) else {"*": 0, "?": 0, "+": 3}.get(text, 1)
+            digits = quantifier.group(1)
+            if digits and len(digits) > 9:  # far too many (and int() refuses thousands of digits)
+                return None
+            count = int(digits) if digits else {"*": 0, "?": 0, "+": 3}.get(text, 1)
+        size += len(piece) * count
+        if size > _MAX_PATTERN_SAMPLE:  # no huge example value in a prompt (nor a huge string built first)
+            return None
         out.append(piece * count)
     sample = "".join(out)
     return sample if _accepts(pattern, sample) else None
@@ -292,14 +309,18 @@ def examples_for_tools(tools: Sequence[BaseTool], *, lang: str = "en", irrelevan
             thought=str(macros.irrelevant_thought()), action=FINISH, action_input=str(macros.irrelevant_answer()))))
     registry = ToolRegistry(list(tools)) if tools else None
     for tool in tools:
-        args = sample_arguments(tool_args_schema(tool), lang=lang)
         try:
+            args = sample_arguments(tool_args_schema(tool), lang=lang)
             if registry is not None:
                 registry.validate(tool.name, args)
+            shown = [{"name": humanize(k), "value": _shown(v, macros)} for k, v in args.items()]
         except ValueError as exc:  # a constraint no sample meets: no example rather than a wrong one
             logger.debug("no worked example for %s: %s", tool.name, exc)
             continue
-        shown = [{"name": humanize(k), "value": _shown(v, macros)} for k, v in args.items()]
+        except Exception as exc:  # a schema that cannot be sampled ($ref cycles, values of the wrong type)
+            logger.debug("no worked example for %s: its schema cannot be sampled (%s: %s)",
+                         tool.name, type(exc).__name__, exc)
+            continue
         action = humanize(tool.name)
         out.append(Example(task=str(macros.task(action, shown)),
                            answer=AgentAction(thought=str(macros.thought(action, shown)), action=tool.name,

@@ -242,29 +242,57 @@ def _resolve(prop: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
     return prop
 
 
-def _type_name(prop: dict[str, Any], defs: Mapping[str, Any]) -> str:
+def _entered(prop: Any, seen: frozenset[int]) -> frozenset[int]:
+    """``seen`` with ``prop`` added: the schema nodes :func:`_type_name` and :func:`_enum` are inside of. Meeting
+    one of them again (a ``$ref`` whose ``anyOf`` or ``items`` leads back to it) would never end: ``ValueError``."""
+    if id(prop) in seen:
+        raise ValueError("a schema refers back to itself through 'anyOf' or 'items' (a '$ref' cycle)")
+    return seen | {id(prop)}
+
+
+def _type_name(prop: dict[str, Any], defs: Mapping[str, Any], seen: frozenset[int] = frozenset()) -> str:
+    seen = _entered(prop, seen)
     prop = _resolve(prop, defs)
     if "anyOf" in prop:
-        names = [_type_name(p, defs) for p in prop["anyOf"]]
+        names = [_type_name(p, defs, seen) for p in prop["anyOf"]]
         return " | ".join(n for n in names if n != "null") or "null"
     if "enum" in prop and "type" not in prop:
         return "string"
     kind = prop.get("type", "any")
     if kind == "array" and isinstance(prop.get("items"), dict):
-        return f"array of {_type_name(prop['items'], defs)}"
+        return f"array of {_type_name(prop['items'], defs, seen)}"
     return _JSON_TYPES.get(str(kind), str(kind))
 
 
-def _enum(prop: dict[str, Any], defs: Mapping[str, Any]) -> list[Any]:
+def _enum(prop: dict[str, Any], defs: Mapping[str, Any], seen: frozenset[int] = frozenset()) -> list[Any]:
     """The values an argument may take (a list's items': an array of an enum lists the enum's values)."""
+    seen = _entered(prop, seen)
     prop = _resolve(prop, defs)
     if "enum" in prop:
         return list(prop["enum"])
     if "const" in prop:
         return [prop["const"]]
     if prop.get("type") == "array" and isinstance(prop.get("items"), dict):
-        return _enum(prop["items"], defs)
-    return [v for p in prop.get("anyOf", []) if isinstance(p, dict) for v in _enum(p, defs)]
+        return _enum(prop["items"], defs, seen)
+    return [v for p in prop.get("anyOf", []) if isinstance(p, dict) for v in _enum(p, defs, seen)]
+
+
+def _schema_problem(schema: Mapping[str, Any]) -> str | None:
+    """What is wrong with the shape of a tool's argument ``schema`` (its ``properties`` must be an object of
+    argument schemas, its ``required`` a list of argument names), or ``None`` when nothing obvious is."""
+    props = schema.get("properties", {})
+    if not isinstance(props, Mapping):
+        return f"'properties' must be an object of argument schemas, not a {type(props).__name__}"
+    for name, prop in props.items():
+        if not isinstance(prop, Mapping):
+            return f"argument {safe_str(name)!r} has a schema that is a {type(prop).__name__}, not an object"
+    required = schema.get("required", [])
+    if not isinstance(required, (list, tuple)):
+        return f"'required' must be a list of argument names, not a {type(required).__name__}"
+    for name in required:
+        if not isinstance(name, str):
+            return f"'required' must be a list of argument names (strings), but holds a {type(name).__name__}"
+    return None
 
 
 def tool_spec(tool: BaseTool, schema: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -335,10 +363,32 @@ class ToolRegistry:
             if tool.name in self.tools:
                 raise ConfigError(f"two tools are named {tool.name!r}: tool names must be unique")
             self.tools[tool.name] = tool
-        self.schemas = {name: _cached_schema(t) for name, t in self.tools.items()}
-        self.models = {name: t.tool_call_schema for name, t in self.tools.items()}
-        self.aliases = {name: found for name, t in self.tools.items() if (found := aliases(t))}
-        self.specs = [tool_spec(t, self.schemas[name]) for name, t in self.tools.items()]
+        self.schemas: dict[str, dict[str, Any]] = {}
+        self.models: dict[str, Any] = {}
+        self.aliases: dict[str, dict[str, str]] = {}
+        self.specs: list[dict[str, Any]] = []
+        for name, tool in self.tools.items():
+            try:
+                self._add_schema(name, tool)
+            except ConfigError:
+                raise
+            except Exception as exc:  # a schema of an unexpected shape (a dict args_schema, an MCP server's)
+                raise ConfigError(f"tool {name!r}: its argument schema cannot be read "
+                                  f"({type(exc).__name__}: {safe_str(exc)[:200]}): fix the tool's args_schema") from exc
+
+    def _add_schema(self, name: str, tool: BaseTool) -> None:
+        """Read ``tool``'s argument schema: its JSON schema, its validation model, its aliases and its spec."""
+        schema = _cached_schema(tool)
+        problem = _schema_problem(schema)
+        if problem is not None:
+            raise ConfigError(f"tool {name!r}: its argument schema is malformed: {problem}: fix the tool's "
+                              "args_schema")
+        self.schemas[name] = schema
+        self.models[name] = tool.tool_call_schema
+        found = aliases(tool)
+        if found:
+            self.aliases[name] = found
+        self.specs.append(tool_spec(tool, schema))
 
     @property
     def names(self) -> list[str]:
