@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Valida
 from react_agent._types import Example
 from react_agent.errors import ConfigError
 from react_agent.runtime import RetryPolicy, journal_path_problem
+from react_agent.tools import short_repr
 
 __all__ = ["AgentConfig", "ConstrainedMode", "FinalAnswerMode", "build_config"]
 
@@ -208,13 +209,7 @@ def _explain(config_class: type[AgentConfig], exc: ValidationError, options: Map
         expected = field.description if field is not None and field.description else "a valid value"
         got = options.get(name, error.get("input"))
         detail = f" ({str(error['msg']).removeprefix('Value error, ')})" if error["type"] == "value_error" else ""
-        problems.append(f"{name} must be {expected}, got {_short(got)}{detail}")
+        problems.append(f"{name} must be {expected}, got {short_repr(got)}{detail}")
     return "; ".join(problems)
 
 
-def _short(value: Any) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= 80 else text[:77] + "..."

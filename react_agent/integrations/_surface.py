@@ -63,7 +63,7 @@ from react_agent.runtime import (
     step_data,
     task_of,
 )
-from react_agent.tools import DeadlineExceeded, acall_in_thread
+from react_agent.tools import DeadlineExceeded, acall_in_thread, short_repr
 
 __all__ = ["AgentRunnable", "astream_run", "start", "stream_run"]
 
@@ -229,7 +229,7 @@ def _checked_journal(value: Any, *, resuming: bool = False) -> Path | None:
         return None
     problem = journal_path_problem(value)
     if problem is not None:
-        raise ConfigError(f"journal must be {expected} (its folder must exist), got {_short(value)} ({problem})")
+        raise ConfigError(f"journal must be {expected} (its folder must exist), got {short_repr(value)} ({problem})")
     return Path(value)
 
 
@@ -240,12 +240,6 @@ def _resumed_journal(value: Any) -> Path:
     return path
 
 
-def _short(value: Any) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def start(agent: RunnableAgent, input: Any, config: RunnableConfig | None, *, journal: Any = None,

@@ -14,7 +14,7 @@ from react_agent.tools._registry import (
     run_sync,
     stringify,
 )
-from react_agent.tools._results import error_text
+from react_agent.tools._results import error_text, short_repr
 from react_agent.tools._schema import answer_schema
 from react_agent.tools._timeouts import DeadlineExceeded, acall_in_thread, acall_within, call_within, native_async
 
@@ -38,5 +38,6 @@ __all__ = [
     "native_async",
     "run_async",
     "run_sync",
+    "short_repr",
     "stringify",
 ]

@@ -23,7 +23,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
-__all__ = ["error_text", "result_error", "safe_str", "stringify", "tool_outcome"]
+__all__ = ["error_text", "result_error", "safe_str", "short_repr", "stringify", "tool_outcome"]
 
 _TEXT_TYPES = frozenset({"text", "text-plain", "input_text", "output_text"})
 _MEDIA_TYPES = frozenset({"image", "image_url", "file", "audio", "video", "document", "resource_link"})
@@ -37,6 +37,16 @@ def type_name(obj: object) -> str:
         return str(type(obj).__qualname__)
     except Exception:
         return "object"
+
+
+def short_repr(value: object, limit: int = 80) -> str:
+    """``repr(value)`` in at most ``limit`` characters (cut with ``...``), for an error message; a value whose
+    ``repr`` raises is named by its type."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def safe_str(obj: object) -> str:
