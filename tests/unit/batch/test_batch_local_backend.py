@@ -243,6 +243,9 @@ def test_bad_options_are_config_errors(tmp_path: Path) -> None:
     ({"task_timeout": float("nan")}, "task_timeout"),  # every task would end "timeout"
     ({"task_timeout": float("inf")}, "task_timeout"),
     ({"task_timeout": True}, "task_timeout"),
+    ({"task_timeout": -10**400}, "task_timeout"),  # an int no float holds: still the option's error
+    ({"task_timeout": 10**400}, "TIMEOUT_MAX"),
+    ({"task_timeout": 1e300}, "TIMEOUT_MAX"),
     ({"journal_dir": ""}, "journal_dir"),  # the current folder, silently
     ({"journal_dir": 5}, "journal_dir"),
     ({"out": ""}, "out"),
