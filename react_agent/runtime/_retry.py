@@ -28,6 +28,7 @@ from tenacity import (
 )
 
 from react_agent.errors import ConfigError
+from react_agent.tools import short_repr
 
 __all__ = ["RetryPolicy", "explain_model_error", "is_request_rejection", "is_transient"]
 
@@ -214,11 +215,11 @@ class RetryPolicy:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or (
                     isinstance(value, float) and not math.isfinite(value)) or value < 0:
-                raise ConfigError(f"RetryPolicy: {name} must be seconds >= 0 (a finite number), got {value!r}")
+                raise ConfigError(f"RetryPolicy: {name} must be seconds >= 0 (a finite number), "
+                                  f"got {short_repr(value)}")
             if value > threading.TIMEOUT_MAX:  # what a sleep can wait: the first retry would fail
-                shown = repr(value) if isinstance(value, float) or value < 10**30 else "a larger integer"
                 raise ConfigError(f"RetryPolicy: {name} must be at most threading.TIMEOUT_MAX = "
-                                  f"{threading.TIMEOUT_MAX:g} seconds, got {shown}")
+                                  f"{threading.TIMEOUT_MAX:g} seconds, got {short_repr(value)}")
         if not callable(self.retry_on):
             raise ConfigError(f"RetryPolicy: retry_on must be a function of the exception returning True to retry, "
                               f"got {self.retry_on!r}")

@@ -148,7 +148,7 @@ def test_seconds_above_timeout_max_are_a_config_error_and_the_limit_itself_works
 
 
 @pytest.mark.parametrize("name", ["initial_wait", "max_wait", "jitter"])
-@pytest.mark.parametrize("value", [1e10, 10**400], ids=["1e10", "huge-int"])
+@pytest.mark.parametrize("value", [1e10, 10**400, 10**5000], ids=["1e10", "huge-int", "int-repr-refuses"])
 def test_retry_waits_above_timeout_max_are_a_config_error(name: str, value: Any) -> None:
     with pytest.raises(ConfigError, match=rf"RetryPolicy: {name} must be at most threading.TIMEOUT_MAX"):
         RetryPolicy(**{name: value})
@@ -156,3 +156,9 @@ def test_retry_waits_above_timeout_max_are_a_config_error(name: str, value: Any)
     llm = ScriptedChatModel([ConnectionError("blip"),
                              json.dumps({"thought": "t", "action": "FINISH", "action_input": "ok"})])
     assert ReactAgent(llm, [], prompts="en", retry=policy).run("t").status == "finished"
+
+
+def test_a_negative_retry_wait_too_long_to_print_is_a_config_error() -> None:
+    """Python refuses to print an int of over 4,300 digits: the message shows it shortened, never a ValueError."""
+    with pytest.raises(ConfigError, match="initial_wait must be seconds >= 0"):
+        RetryPolicy(initial_wait=-10**5000)
