@@ -198,7 +198,8 @@ def _compile(name: str, source: str | BasePromptTemplate[Any], origin: str) -> t
     return compiled, frozenset(used)
 
 
-_LOADING = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)  # need a loader; prompts have none
+_LOADING = {nodes.Include: "include", nodes.Import: "import", nodes.FromImport: "from ... import",
+            nodes.Extends: "extends"}  # the tags that need a loader; prompts have none
 _OPERATORS = (nodes.BinExpr, nodes.UnaryExpr)
 
 
@@ -208,11 +209,10 @@ def _check_tree(name: str, origin: str, tree: nodes.Template) -> None:
     self-contained text, its environment has no loader) and an operator on constants that always raises
     (``{{ 1 // 0 }}``). The template is not rendered here: a trial render with made-up values could refuse a
     valid template."""
-    for node in tree.find_all(_LOADING):
-        tag = {nodes.Include: "include", nodes.Import: "import", nodes.FromImport: "from ... import",
-               nodes.Extends: "extends"}[type(node)]
-        raise ConfigError(f"template {name!r} ({origin}) line {node.lineno}: {{% {tag} %}} is not supported: a "
-                          "prompt template cannot load another template; put the text in the template itself")
+    for node in tree.find_all(tuple(_LOADING)):
+        raise ConfigError(f"template {name!r} ({origin}) line {node.lineno}: {{% {_LOADING[type(node)]} %}} is not "
+                          "supported: a prompt template cannot load another template; put the text in the template "
+                          "itself")
     for expr in tree.find_all(_OPERATORS):
         operands = list(expr.iter_child_nodes())
         if not operands or not all(isinstance(op, nodes.Expr) and _folds(op) for op in operands):

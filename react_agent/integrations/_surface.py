@@ -240,8 +240,6 @@ def _resumed_journal(value: Any) -> Path:
     return path
 
 
-
-
 def start(agent: RunnableAgent, input: Any, config: RunnableConfig | None, *, journal: Any = None,
           session: Mapping[str, Any] | None = None, chat_history: Any = None,
           _resume: RunJournal | None = None, _deferred: bool = False) -> tuple[RunState, RunnableConfig]:

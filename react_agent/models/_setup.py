@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, SecretStr
 
 from react_agent.errors import ConfigError, MissingPackageError
@@ -103,8 +104,6 @@ def wrapped_models(llm: Any) -> list[Any]:
 def _runnables(value: Any) -> list[Any]:
     """The runnables a wrapper's setting holds: itself, or those of a list or of a dict's values (an
     alternative given as a factory function is built only when chosen, so it holds none yet)."""
-    from langchain_core.runnables import Runnable
-
     items = list(value.values()) if isinstance(value, Mapping) else list(value) if isinstance(value, (list, tuple)) \
         else [value]
     return [item for item in items if isinstance(item, Runnable)]
