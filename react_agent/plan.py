@@ -325,7 +325,8 @@ class PlanAndExecuteAgent(BaseAgent):
             shown = truncate(redact_session(result.observation, state.references),
                              self.config.max_observation_chars, self.prompts)
             state.shown.append({"index": len(state.shown) + 1, "thought": "", "action": step.tool,
-                                "action_input": json.dumps({**step.args, **values}, ensure_ascii=False),
+                                "action_input": truncate(json.dumps({**step.args, **values}, ensure_ascii=False),
+                                                         self.config.max_observation_chars, self.prompts),
                                 "observation": shown, "is_error": result.is_error, "reflection": None})
         return any(result.is_error for result in done)
 

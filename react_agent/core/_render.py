@@ -32,10 +32,12 @@ def decision_fields(decision: AgentAction | AgentStep) -> dict[str, Any]:
 
 
 def history_entry(index: int, step: AgentStep, limit: int, prompts: PromptSet) -> dict[str, Any]:
-    """One step as the ``history`` template shows it."""
-    action_input = (step.action_input if isinstance(step.action_input, str)
-                    else _JSON.encode(step.action_input))
-    return {"index": index, "thought": step.thought, "action": step.action, "action_input": action_input,
+    """One step as the ``history`` template shows it: the text of its ``action_input`` (the JSON of the
+    arguments) and its observation are each cut to ``limit`` characters behind the ``truncated`` marker, so a
+    huge argument the model wrote once does not fill every later prompt (the step itself keeps it whole)."""
+    text = step.action_input if isinstance(step.action_input, str) else _JSON.encode(step.action_input)
+    return {"index": index, "thought": step.thought, "action": step.action,
+            "action_input": truncate(text, limit, prompts),
             "observation": truncate(step.observation, limit, prompts), "is_error": step.is_error,
             "reflection": step.reflection}
 
