@@ -62,7 +62,7 @@ from pydantic import BaseModel, SecretBytes, SecretStr
 from react_agent._types import AgentResult, AgentStep, Usage
 from react_agent.errors import ConfigError, JournalError, JournalMismatchError
 from react_agent.models import held_settings, setting, wrapped_models
-from react_agent.tools import Outcome
+from react_agent.tools import Outcome, short_repr
 
 __all__ = [
     "IDEMPOTENCY_KEY_ARG",
@@ -111,6 +111,7 @@ _PLACEHOLDER = re.compile(
 _REPLAYED = {"run": ("task",), "model": ("text",), "tool_end": ("observation",)}  # journaled exactly
 _CURRENT_CALL: contextvars.ContextVar[ToolCallRecord | None] = contextvars.ContextVar(
     "react_agent_tool_call", default=None)
+_MISSING = object()  # a field absent from a journal record
 _ASKING = threading.RLock()
 """Held while an ``approve`` callback runs: the concurrent calls of one decision ask one at a time."""
 
@@ -715,7 +716,7 @@ class RunJournal:
                     f"journal of run {self.run_id}: tool call {self._seq} is {start.get('tool')} with key "
                     f"{start.get('key')} in the journal, but the resumed run calls {tool} with key {key}")
             if "approval" in entry:
-                call.approval = bool(entry["approval"].get("approved"))
+                call.approval = _check_approval(entry["approval"], self.path)
             end = entry.get("end")
             if end is not None:
                 self.replayed += 1
@@ -783,6 +784,8 @@ def _effects(records: Sequence[dict[str, Any]], file: Path) -> dict[int, dict[st
             entry = effects.setdefault(seq, {"kind": "tool", "start": record, "attempts": 0})
             entry["attempts"] += 1
         elif kind in ("approval", "tool_end") and seq in effects:
+            if kind == "approval":
+                _check_approval(record, file)
             effects[seq]["approval" if kind == "approval" else "end"] = record
     seqs = sorted(effects)
     if seqs != list(range(1, len(seqs) + 1)):
@@ -791,6 +794,20 @@ def _effects(records: Sequence[dict[str, Any]], file: Path) -> dict[int, dict[st
     if unfinished and unfinished != [seqs[-1]] and not _in_last_batch(effects, seqs, unfinished):
         raise JournalError(f"journal {file}: tool calls {unfinished} have no result but later effects exist")
     return effects
+
+
+def _check_approval(record: Mapping[str, Any], file: Path | None) -> bool:
+    """The journaled human decision of an ``approval`` record: its ``approved``, exactly ``true`` or ``false``
+    (as :meth:`ToolCallRecord.decide` writes it). Anything else (``"no"``, ``1``, ``null``, no field: an edited
+    or damaged record) is a :class:`JournalError`, never read as a yes or a no: resume is fail-closed like
+    ``approve`` itself."""
+    approved = record.get("approved", _MISSING)
+    if isinstance(approved, bool):
+        return approved
+    found = "no 'approved' field" if approved is _MISSING else f"'approved': {short_repr(approved)}"
+    raise JournalError(f"journal {file}: the approval record of tool call {record.get('seq')} "
+                       f"({record.get('tool')!r}) has {found}; it must be true or false, so the run is not "
+                       f"resumed (fix the record, or remove it to be asked again)")
 
 
 def _in_last_batch(effects: Mapping[int, dict[str, Any]], seqs: Sequence[int], unfinished: Sequence[int]) -> bool:
