@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import os
-import threading
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable, Iterator, Sized
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +25,7 @@ from react_agent.batch._task import AgentFactory, build_agent, run_task
 from react_agent.batch._tasks import Task, count_tasks, iter_tasks
 from react_agent.core import BaseAgent
 from react_agent.errors import ConfigError
+from react_agent.runtime import seconds_problem
 from react_agent.tools import short_repr
 
 __all__ = ["AgentFactory", "BatchRun", "arun_batch", "run_batch", "run_task"]
@@ -89,14 +88,9 @@ def _check_options(concurrency: int, task_timeout: float | None, *, journal_dir:
                    retry: Any = ()) -> None:
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
-    if task_timeout is not None and (isinstance(task_timeout, bool) or not isinstance(task_timeout, (int, float))
-                                     or (isinstance(task_timeout, float) and not math.isfinite(task_timeout))
-                                     or task_timeout <= 0):
-        raise ConfigError("task_timeout must be positive seconds (a finite number) or None, "
-                          f"got {short_repr(task_timeout)}")
-    if task_timeout is not None and task_timeout > threading.TIMEOUT_MAX:  # as the agent's own waits
-        raise ConfigError(f"task_timeout must be at most threading.TIMEOUT_MAX = {threading.TIMEOUT_MAX:g} seconds, "
-                          f"got {short_repr(task_timeout)}")
+    problem = seconds_problem(task_timeout, allow_none=True)  # the check of the agent's own waits
+    if problem is not None:
+        raise ConfigError(f"task_timeout {problem}, got {short_repr(task_timeout)}")
     for name, path in (("journal_dir", journal_dir), ("out", out)):
         if path is not None and (not isinstance(path, (str, os.PathLike)) or not os.fspath(path)):
             raise ConfigError(f"{name} must be a path (a non-empty str or os.PathLike) or None, got {path!r}")

@@ -9,19 +9,26 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import math
 import os
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from langchain_core.prompts import BasePromptTemplate
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+)
 
 from react_agent._types import Example
 from react_agent.errors import ConfigError
-from react_agent.runtime import RetryPolicy, journal_path_problem
+from react_agent.runtime import RetryPolicy, journal_path_problem, seconds_problem
 from react_agent.tools import short_repr
 
 __all__ = ["AgentConfig", "ConstrainedMode", "FinalAnswerMode", "build_config"]
@@ -99,7 +106,7 @@ class AgentConfig(BaseModel):
     retry: RetryPolicy | None = Field(default_factory=RetryPolicy, description="None or a RetryPolicy")
     approve: Callable[[str, Any], bool] | None = Field(
         None, description="None or a callable (tool_name, action_input) -> bool")
-    name: Annotated[str, Field(min_length=1)] | None = Field(None, description="None or a non-empty string")
+    name: Annotated[StrictStr, Field(min_length=1)] | None = Field(None, description="None or a non-empty string")
     journal: Path | None = Field(None, description="None or the path of a .jsonl journal file (its folder must exist)")
     examples: tuple[Example, ...] = Field((), description="a sequence of react_agent.Example")
     output_schema: Any = Field(None, description="None or a pydantic model class (the shape of the final answer)")
@@ -154,13 +161,9 @@ class AgentConfig(BaseModel):
     @field_validator("timeout", "max_execution_time", mode="before")
     @classmethod
     def _seconds(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-                isinstance(value, float) and not math.isfinite(value)):
-            raise ValueError(f"got {value!r}")
-        if value > threading.TIMEOUT_MAX:  # what a thread or sleep can wait: a run could not use more
-            raise ValueError(f"at most threading.TIMEOUT_MAX = {threading.TIMEOUT_MAX:g} seconds")
+        problem = seconds_problem(value, allow_none=True)  # the check of a RetryPolicy's and a batch's waits
+        if problem is not None:
+            raise _Problem(problem)
         return value
 
     @field_validator("approve", mode="before")
@@ -181,6 +184,10 @@ class AgentConfig(BaseModel):
             raise ValueError(f"it cannot be called as approve(tool_name, action_input): its signature is "
                              f"{signature}") from None
         return value
+
+
+class _Problem(ValueError):
+    """A validator's complete sentence about an option: shown as ``{option} {problem}, got {value}``."""
 
 
 def build_config(config_class: type[AgentConfig], options: Mapping[str, Any]) -> AgentConfig:
@@ -208,6 +215,10 @@ def _explain(config_class: type[AgentConfig], exc: ValidationError, options: Map
         field = config_class.model_fields.get(name)
         expected = field.description if field is not None and field.description else "a valid value"
         got = options.get(name, error.get("input"))
+        cause = error.get("ctx", {}).get("error")
+        if isinstance(cause, _Problem):
+            problems.append(f"{name} {cause}, got {short_repr(got)}")
+            continue
         detail = f" ({str(error['msg']).removeprefix('Value error, ')})" if error["type"] == "value_error" else ""
         problems.append(f"{name} must be {expected}, got {short_repr(got)}{detail}")
     return "; ".join(problems)

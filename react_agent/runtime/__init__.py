@@ -35,7 +35,7 @@ from react_agent.runtime._journal import (
     with_idempotency_key,
 )
 from react_agent.runtime._native import NativeCall, NativeReply, native_reply_text, read_native_reply
-from react_agent.runtime._retry import RetryPolicy, explain_model_error, is_transient
+from react_agent.runtime._retry import RetryPolicy, explain_model_error, is_transient, seconds_problem
 from react_agent.runtime._runs import STEP_EVENT, end_payload, last, model_error, step_data, task_of
 from react_agent.runtime._state import (
     Effect,
@@ -106,6 +106,7 @@ __all__ = [
     "read_native_reply",
     "redact_session",
     "report_subrun_usage",
+    "seconds_problem",
     "secret_values",
     "session_references",
     "step_data",

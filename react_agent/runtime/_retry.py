@@ -9,6 +9,8 @@ server, into a sentence that says which option to change.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import difflib
 import json
 import logging
 import math
@@ -30,10 +32,11 @@ from tenacity import (
 from react_agent.errors import ConfigError
 from react_agent.tools import short_repr
 
-__all__ = ["RetryPolicy", "explain_model_error", "is_request_rejection", "is_transient"]
+__all__ = ["RetryPolicy", "explain_model_error", "is_request_rejection", "is_transient", "seconds_problem"]
 
 logger = logging.getLogger("react_agent")
 T = TypeVar("T")
+P = TypeVar("P", bound="RetryPolicy")
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _TRANSIENT_NAMES = ("Timeout", "Connect", "Connection", "RateLimit", "ServerError", "ServiceUnavailable",
@@ -195,6 +198,36 @@ def _log(state: RetryCallState) -> None:
     logger.warning("model call failed (%s), attempt %d; retrying", type(exc).__name__, state.attempt_number)
 
 
+def seconds_problem(value: object, *, allow_zero: bool = False, allow_none: bool = False) -> str | None:
+    """What is wrong with ``value`` as an option of seconds to wait, or ``None`` when it is fine.
+
+    The one check of every wait option (the agent's ``timeout`` and ``max_execution_time``, the waits of a
+    :class:`RetryPolicy`, a batch's ``task_timeout``), so that the same value gets the same answer in each:
+    a real number (an ``int`` or ``float``, never a ``bool``), finite, positive (``allow_zero``: ``>= 0``),
+    and at most ``threading.TIMEOUT_MAX``, the longest a thread or a sleep can wait (an ``int`` too large
+    for a float is refused there, never an ``OverflowError``). ``allow_none``: ``None`` (no limit) is fine.
+
+    The answer completes a sentence that begins with the option's name and ends with the value, e.g.
+    ``f"task_timeout {problem}, got {short_repr(value)}"``: ``"must be None or positive seconds (a finite
+    number)"`` for a wrong type, a non-finite value or one out of range, ``"must be at most
+    threading.TIMEOUT_MAX = 9.22337e+09 seconds"`` for one above it.
+    """
+    if value is None and allow_none:
+        return None
+    expected = "seconds >= 0" if allow_zero else "positive seconds"
+    wrong = (f"must be {'None or ' if allow_none else ''}{expected} "
+             f"(a finite number{', not a bool' if isinstance(value, bool) else ''})")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return wrong
+    if isinstance(value, float) and not math.isfinite(value):
+        return wrong
+    if value < 0 if allow_zero else value <= 0:  # an int of any size compares exactly, as below
+        return wrong
+    if value > threading.TIMEOUT_MAX:  # what a thread or a sleep can wait: a longer wait raises OverflowError
+        return f"must be at most threading.TIMEOUT_MAX = {threading.TIMEOUT_MAX:g} seconds"
+    return None
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How transient model errors are retried: ``max_attempts`` in all (1 = no retry), waits growing
@@ -207,22 +240,36 @@ class RetryPolicy:
     jitter: float = 0.5
     retry_on: Callable[[BaseException], bool] = is_transient
 
+    def __new__(cls: type[P], *args: Any, **kwargs: Any) -> P:
+        """Refuse what the dataclass's ``__init__`` cannot take (an unknown option, too many positional ones,
+        one given twice) as a :class:`ConfigError` that lists the options, never a bare ``TypeError``. Only
+        the arguments are looked at here: ``__init__`` sets the fields and ``__post_init__`` checks them."""
+        names = [field.name for field in dataclasses.fields(cls) if field.init]
+        options = ", ".join(names)
+        if len(args) > len(names):
+            raise ConfigError(f"{cls.__name__}: at most {len(names)} options by position ({options}), got {len(args)}")
+        for name in kwargs:
+            if name not in names:
+                close = difflib.get_close_matches(name, names, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ConfigError(f"{cls.__name__}: unknown option {short_repr(name)}{hint}; options: {options}")
+            if name in names[:len(args)]:
+                raise ConfigError(f"{cls.__name__}: {name} is given twice, by position and by name")
+        return super().__new__(cls)
+
     def __post_init__(self) -> None:
         attempts = self.max_attempts
         if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
-            raise ConfigError(f"RetryPolicy: max_attempts must be an integer >= 1 (1: no retry), got {attempts!r}")
+            raise ConfigError(f"RetryPolicy: max_attempts must be an integer >= 1 (1: no retry), "
+                              f"got {short_repr(attempts)}")
         for name in ("initial_wait", "max_wait", "jitter"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-                    isinstance(value, float) and not math.isfinite(value)) or value < 0:
-                raise ConfigError(f"RetryPolicy: {name} must be seconds >= 0 (a finite number), "
-                                  f"got {short_repr(value)}")
-            if value > threading.TIMEOUT_MAX:  # what a sleep can wait: the first retry would fail
-                raise ConfigError(f"RetryPolicy: {name} must be at most threading.TIMEOUT_MAX = "
-                                  f"{threading.TIMEOUT_MAX:g} seconds, got {short_repr(value)}")
+            problem = seconds_problem(value, allow_zero=True)
+            if problem is not None:
+                raise ConfigError(f"RetryPolicy: {name} {problem}, got {short_repr(value)}")
         if not callable(self.retry_on):
             raise ConfigError(f"RetryPolicy: retry_on must be a function of the exception returning True to retry, "
-                              f"got {self.retry_on!r}")
+                              f"got {short_repr(self.retry_on)}")
 
     def _options(self) -> dict[str, Any]:
         return {
