@@ -65,7 +65,7 @@ TEMPLATE_VARIABLES: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
     ),
     "tools": (frozenset({"tool_specs"}), frozenset({"tool_specs", "with_finish"})),
     "history": (frozenset({"steps"}), frozenset({"steps"})),
-    "parse_error": (frozenset({"reason"}), frozenset({"error", "reason", "text", "tool_names"})),
+    "parse_error": (frozenset({"reason"}), frozenset({"error", "key", "limit", "reason", "text", "tool_names"})),
     "unknown_tool": (frozenset({"action", "tool_names"}), frozenset({"action", "tool_names"})),
     "invalid_arguments": (
         frozenset({"action", "error"}),

@@ -73,17 +73,22 @@ def install_hint(extra: str, packages: str) -> str:
 class OutputParseError(ReactAgentError, ValueError):
     """No action could be safely extracted from the model's text.
 
-    ``text`` is the raw model output; ``message`` explains the problem in words meant for the model;
-    ``reason`` is a short code (``"empty"``, ``"no_action"``, ``"truncated"``, ``"missing_action"``,
-    ``"invalid_action"``, ``"invalid_input"``, ``"prose"``) that the ``parse_error`` template of each
-    language turns into its own feedback sentence.
+    ``text`` is the raw model output; ``message`` explains the problem in English; ``reason`` is a short
+    code (``"empty"``, ``"no_action"``, ``"truncated"``, ``"missing_action"``, ``"invalid_action"``,
+    ``"invalid_input"``, ``"prose"``, ``"too_long"``, ``"too_deep"``, ``"duplicate_key"``,
+    ``"too_many_digits"``) that the ``parse_error`` template of each language turns into its own feedback
+    sentence; ``key`` is the key a ``"duplicate_key"`` reply gives twice, ``limit`` the bound a
+    ``"too_deep"`` (levels) or ``"too_many_digits"`` (digits) reply passes (else ``None``).
     """
 
-    def __init__(self, message: str, text: str = "", *, reason: str = "no_action") -> None:
+    def __init__(self, message: str, text: str = "", *, reason: str = "no_action", key: str | None = None,
+                 limit: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.text = text
         self.reason = reason
+        self.key = key
+        self.limit = limit
 
 
 class RunError(ReactAgentError):

@@ -387,7 +387,7 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
 
     def _parse_failure(self, exc: OutputParseError, reply: ModelReply) -> AgentStep:
         feedback = self.prompts.render("parse_error", error=exc.message, reason=exc.reason, text=exc.text,
-                                       tool_names=self.tool_names)
+                                       tool_names=self.tool_names, key=exc.key, limit=exc.limit)
         return AgentStep(observation=feedback, is_error=True, raw_output=reply.text, duration_s=reply.seconds,
                          usage=reply.usage)
 

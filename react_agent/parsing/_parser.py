@@ -11,6 +11,10 @@ The pipeline (the policy, with its reasons, is in ``docs/parser-policy.md``):
 3. **normalise keys** - ``json.loads``, else ``json_repair`` (quotes, Python literals, commas, comments);
    key synonyms, envelopes and FINISH synonyms map onto ``thought`` / ``action`` / ``action_input``.
 4. **validate** - anything that is not clearly one action is refused with a reason code; no guessing.
+   JSON that decodes but cannot be taken as written is refused with what is wrong, wherever it is read
+   (the object, an ``Action Input:``, ``<tool_call>``, an XML parameter, a string holding an object): a
+   key given twice with different values (``duplicate_key``, naming the key), nesting deeper than the
+   decoder goes (``too_deep``), an integer longer than ``sys.get_int_max_str_digits()`` (``too_many_digits``).
 
 Besides JSON and the classic text format, three dialects are read the same way (first one in the text
 wins): DSPy-style field markers (``[[ ## next_tool_name ## ]]``), XML tool calls (``<tool_call>{…}``,
@@ -36,7 +40,7 @@ from typing import Any
 from react_agent._types import FINISH, AgentAction
 from react_agent.errors import ConfigError, OutputParseError
 from react_agent.parsing._extract import drop_think
-from react_agent.parsing._jsonish import Budget, decode
+from react_agent.parsing._jsonish import DECODER, Budget, Malformed, decode, loads, malformed
 
 __all__ = ["FINISH_NAMES", "MAX_NAME", "MAX_NESTING", "NONE_NAMES", "canonical_name", "nesting_depth",
            "parse_response"]
@@ -91,7 +95,6 @@ _FLAT_OBJECT = r"""\{(?:[^{}"'\\]|""" + _STRING + r")*\}"
 _APOSTROPHE = r"(?:(?<![{\[,:\s])|(?<=[^{\[,:\s]\s))'"  # a "'" that cannot open a string
 _FLAT = re.compile(_FLAT_OBJECT)
 _SEPARATORS = re.compile(r"[\s_-]+")
-_LENIENT = json.JSONDecoder(strict=False)
 _TOP = re.compile("(" + _FLAT_OBJECT + "(?:[^{}]*" + _FLAT_OBJECT + r")*)|(\{+)")
 _INSIDE = re.compile(
     "(" + _FLAT_OBJECT + """(?:[^{}"']*""" + _FLAT_OBJECT + r")*)|(\{+)|(\}+)"
@@ -153,9 +156,39 @@ _XML_CALL_END = re.compile(r"\s*</(?:[\w-]+:)?(?:invoke|function)>", re.IGNORECA
 
 
 class _Refusal(Exception):
-    def __init__(self, reason: str, detail: str = "") -> None:
+    def __init__(self, reason: str, detail: str = "", *, message: str = "", value: Any = None,
+                 key: str | None = None, limit: int | None = None) -> None:
         super().__init__(reason)
-        self.reason, self.message = reason, f"{_MESSAGES[reason]} {detail}".strip()
+        self.reason, self.message = reason, message or f"{_MESSAGES[reason]} {detail}".strip()
+        self.value = value  # for a repeated key: the object as json alone reads it (the last value winning)
+        self.key, self.limit = key, limit  # what the parse_error template says about it
+
+    def error(self, text: str) -> OutputParseError:
+        return OutputParseError(self.message, text, reason=self.reason, key=self.key, limit=self.limit)
+
+
+def _malformed(problem: Malformed) -> _Refusal:
+    """The refusal of JSON that decodes but cannot be taken as written, saying what is wrong with it."""
+    key, limit = None, None
+    if problem.reason == "duplicate_key":
+        key = problem.key if len(problem.key) <= 60 else problem.key[:60] + "…"
+        message = (f"Your reply gives the key {json.dumps(key, ensure_ascii=False)} twice in one JSON object with "
+                   "different values, so it is unclear which one you meant and nothing was executed. "
+                   "Write each key once.")
+    elif problem.reason == "too_deep":
+        limit = MAX_NESTING
+        message = (f"The JSON in your reply is nested deeper than {limit} levels, so nothing was executed. "
+                   "Reply again with flatter arguments.")
+    else:
+        limit = problem.digits
+        message = (f"Your reply has a number with more than {limit} digits, so nothing was executed. "
+                   "Write such a long number as a string.")
+    return _Refusal(problem.reason, message=message, value=problem.value, key=key, limit=limit)
+
+
+def malformed_error(problem: Malformed, text: str) -> OutputParseError:
+    """The :class:`OutputParseError` for ``text`` that holds JSON that cannot be taken as written."""
+    return _malformed(problem).error(text)
 
 
 Validate = Callable[[str, dict[str, Any]], bool]
@@ -200,11 +233,11 @@ def parse_response(
     try:
         action = _parse(text, _Ctx(frozenset(tool_names or ()), validate=validate), allow_plain_answer)
         if nesting_depth(action.action_input, MAX_NESTING) > MAX_NESTING:
-            raise _Refusal("too_deep")
+            raise _Refusal("too_deep", limit=MAX_NESTING)
         return action
     except _Refusal as refusal:
         logger.debug("model output refused: %s (%d chars)", refusal.reason, len(text or ""))
-        raise OutputParseError(refusal.message, text, reason=refusal.reason) from None
+        raise refusal.error(text) from None
     except Exception as exc:  # a safety net: nothing but AgentAction or OutputParseError leaves here
         logger.debug("parser failure on %d chars: %r", len(text or ""), exc)
         raise OutputParseError(_MESSAGES["no_action"], text, reason="no_action") from exc
@@ -276,8 +309,14 @@ def _whole_object(text: str, ctx: _Ctx) -> AgentAction | None:
     if not (stripped.startswith("{") and stripped.endswith("}")) or "<think" in stripped.lower():
         return None
     try:  # json.loads(stripped, strict=False) without a new decoder per call, nor its skips of the whitespace
-        obj, end = _LENIENT.raw_decode(stripped)  # that ``stripped`` has none of, before or after the value
-    except (ValueError, RecursionError):
+        obj, end = DECODER.raw_decode(stripped)  # that ``stripped`` has none of, before or after the value
+    except (ValueError, RecursionError, Malformed) as error:
+        # one action object that gives a key twice is refused here, as the pipeline would after its scan;
+        # anything else (not JSON, too deep, too long a number, not one action) goes to the pipeline
+        problem = malformed(error, stripped)
+        value = problem.value if problem is not None and problem.end == len(stripped) else None
+        if problem is not None and isinstance(value, dict) and _looks_like_action(_unwrap(value), ctx.names):
+            raise _malformed(problem) from None
         return None
     if end != len(stripped) or not isinstance(obj, dict):  # something after the value: json.loads's "Extra data"
         return None
@@ -310,7 +349,8 @@ def _scan_objects(text: str, first_only: bool = False) -> tuple[list[tuple[int, 
 
     Quotes delimit strings only inside an object; a ``'`` opens one only where a key or value may start,
     so apostrophes in prose do not. Each step is one regex match over a stretch of text, and the steps
-    and the depth are capped: past the caps the rest counts as never closed.
+    and the depth are capped: past the caps the rest counts as never closed (past the depth cap there
+    are more than :data:`_MAX_DEPTH` starts never closed: :func:`_unclosed_refusal` tells it from a cut).
     """
     starts: list[int] = []  # open objects
     closed: list[tuple[int, int]] = []  # in closing order; objects closed inside a run are dropped
@@ -340,6 +380,13 @@ def _scan_objects(text: str, first_only: bool = False) -> tuple[list[tuple[int, 
     return spans[::-1], starts
 
 
+def _unclosed_refusal(unclosed: list[int]) -> _Refusal:
+    """An object that never closed: cut off, or nested past the scan's depth cap (which is above MAX_NESTING)."""
+    if len(unclosed) > _MAX_DEPTH:
+        return _malformed(Malformed("too_deep"))
+    return _Refusal("truncated")
+
+
 def _value_may_start(text: str, i: int) -> bool:
     j = i - 1
     while j >= 0 and text[j] in " \t\r\n":
@@ -348,13 +395,27 @@ def _value_may_start(text: str, i: int) -> bool:
 
 
 def _decode(candidate: str, budget: Budget) -> Any:
-    """Strict JSON; relaxed and repaired decoding only for text with a ``key: value`` colon."""
-    if ":" in candidate:
-        return decode(candidate, budget)
+    """Strict JSON; relaxed and repaired decoding only for text with a ``key: value`` colon.
+
+    JSON that cannot be taken as written (a repeated key, too deep, too long a number) is refused.
+    """
     try:
-        return json.loads(candidate, strict=False)
-    except (ValueError, RecursionError):
-        return None
+        if ":" in candidate:
+            return decode(candidate, budget, checked=True)
+        try:
+            return loads(candidate)
+        except ValueError:
+            return None
+    except Malformed as problem:
+        raise _malformed(problem) from None
+
+
+def _action_like(refusal: _Refusal, candidate: str, ctx: _Ctx) -> bool:
+    """Whether a candidate refused while decoding was meant as an action: what json alone makes of it looks
+    like one, or (when it does not decode at all) it holds a protocol key."""
+    if isinstance(refusal.value, dict):
+        return _looks_like_action(_unwrap(refusal.value), ctx.names)
+    return refusal.value is None and _KEY.search(candidate) is not None
 
 
 def _json_stage(body: str, ctx: _Ctx) -> tuple[_Event | None, bool, bool]:
@@ -363,19 +424,27 @@ def _json_stage(body: str, ctx: _Ctx) -> tuple[_Event | None, bool, bool]:
     found: _Event | None = None
     saw_dict = saw_protocol = False
     for start, end in spans[:_MAX_CANDIDATES]:
-        obj = _decode(body[start:end], ctx.budget)
+        refusal: _Refusal | None = None
+        try:
+            obj = _decode(body[start:end], ctx.budget)
+        except _Refusal as problem:  # JSON that cannot be taken as written: refused if it is the action
+            refusal, obj = problem, problem.value
+            if obj is None and _KEY.search(body, start, end):
+                found = _Event(start, refusal, end)
+                break
         if isinstance(obj, dict):
             obj = _unwrap(obj)
             saw_dict, saw_protocol = True, saw_protocol or not _PROTOCOL.isdisjoint(obj)
             if _looks_like_action(obj, ctx.names):
-                found = _Event(start, _outcome(_from_object, obj, ctx, body[:start]), end)
+                found = _Event(start, refusal or _outcome(_from_object, obj, ctx, body[:start]), end)
                 break
     for start in unclosed[:_MAX_OPEN_CHECKED]:  # an action cut off before the first complete one
         if found and start > found.start:
             break
         region_end = body.find("{", start + 1, start + 2000)
         if _KEY.search(body, start + 1, region_end if region_end > 0 else start + 2000):
-            return _Event(start, _completed(body, start, ctx)), saw_dict, saw_protocol
+            outcome = _completed(body, start, ctx) if len(unclosed) <= _MAX_DEPTH else _unclosed_refusal(unclosed)
+            return _Event(start, outcome), saw_dict, saw_protocol
     return found, saw_dict, saw_protocol
 
 
@@ -383,7 +452,10 @@ def _completed(body: str, start: int, ctx: _Ctx) -> AgentAction | _Refusal:
     """A cut-off action object, completed only when nothing but closers is missing and it validates."""
     text = _closed(body[start:], ctx)
     if text is not None:
-        obj = _decode(text, ctx.budget)
+        try:
+            obj = _decode(text, ctx.budget)
+        except _Refusal as refusal:
+            return refusal
         if isinstance(obj, dict) and _looks_like_action(obj := _unwrap(obj), ctx.names):
             action = _outcome(_from_object, obj, ctx, body[:start])
             if isinstance(action, AgentAction) and _valid(action, ctx):
@@ -481,7 +553,13 @@ def _answer_event(body: str, final: re.Match[str], ctx: _Ctx) -> _Event | None:
     if opening is not None:
         spans, unclosed = _scan_objects(body[opening.end() : opening.end() + _MAX_COMPLETION], first_only=True)
         if spans and spans[0][0] == 0:
-            obj = _decode(body[opening.end() : opening.end() + spans[0][1]], ctx.budget)
+            candidate = body[opening.end() : opening.end() + spans[0][1]]
+            try:
+                obj = _decode(candidate, ctx.budget)
+            except _Refusal as refusal:
+                if _action_like(refusal, candidate, ctx):
+                    return None  # the JSON stage refuses this action
+                obj = None
             if isinstance(obj, dict) and _looks_like_action(_unwrap(obj), ctx.names):
                 return None  # the JSON stage reads this action
         elif unclosed and unclosed[0] == 0 and _KEY.search(body, opening.end() + 1, opening.end() + 2000):
@@ -606,7 +684,7 @@ def _tagged_json(body: str, pos: int, ctx: _Ctx) -> AgentAction:
         raise _Refusal("invalid_input", "Put one JSON object inside <tool_call>.")
     spans, unclosed = _scan_objects(text, first_only=True)
     if not spans or spans[0][0] != 0:
-        raise _Refusal("truncated") if unclosed else _Refusal("invalid_input")
+        raise _unclosed_refusal(unclosed) if unclosed else _Refusal("invalid_input")
     obj = _decode(text[: spans[0][1]], ctx.budget)
     if not isinstance(obj, dict):
         raise _Refusal("invalid_input", "Put one JSON object inside <tool_call>.")
@@ -642,9 +720,11 @@ def _xml_invoke(body: str, call: re.Match[str], ctx: _Ctx) -> AgentAction:
 def _xml_value(raw: str) -> Any:
     value = raw.strip("\r\n")
     try:
-        return json.loads(value)
-    except (ValueError, RecursionError):
+        return loads(value)
+    except ValueError:
         return value
+    except Malformed as problem:  # JSON, but not to be taken as written
+        raise _malformed(problem) from None
 
 
 # -- 3. normalise ------------------------------------------------------------------------------------
@@ -749,7 +829,10 @@ def _build(thought: str, name: str, raw_input: Any, budget: Budget) -> AgentActi
 def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return "" if value is None else json.dumps(value, ensure_ascii=False)
+    try:
+        return "" if value is None else json.dumps(value, ensure_ascii=False)
+    except RecursionError:  # decoded near the recursion limit, one level too deep to write back
+        raise _malformed(Malformed("too_deep")) from None
 
 
 def _finish_answer(value: Any) -> str:
@@ -784,7 +867,7 @@ def _leading_object(text: str, budget: Budget) -> Any:
     if spans and spans[0][0] == 0:
         return _decode(text[: spans[0][1]], budget)
     if unclosed and unclosed[0] == 0:
-        raise _Refusal("truncated")
+        raise _unclosed_refusal(unclosed)
     return None
 
 
@@ -856,11 +939,11 @@ def _clean_name(raw: str) -> str:
 def _inline_args(body: str, start: int, line_end: int, name: str, paren: bool, ctx: _Ctx) -> Any:
     """The object after an inline tool name, up to a closing ``)`` and the end of its line."""
     text = body[start:]
-    spans, _ = _scan_objects(text, first_only=True)
+    spans, unclosed = _scan_objects(text, first_only=True)
     if not spans or spans[0][0] != 0:
-        completed = _complete_input(name, text, ctx)
+        completed = _complete_input(name, text, ctx) if len(unclosed) <= _MAX_DEPTH else None
         if completed is None:
-            raise _Refusal("truncated")
+            raise _unclosed_refusal(unclosed)
         return completed
     end = start + spans[0][1]
     rest = body[end : max(line_end, end)].strip().rstrip(".`")
