@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -67,9 +67,11 @@ class AgentConfig(BaseModel):
       it off, ``True``/``"json_schema"``, ``"json_object"`` or ``"grammar"`` force a mode (see docs/models.md).
     - ``retry``: a :class:`RetryPolicy` for transient model errors (``None``: no retries).
     - ``approve``: ``(tool_name, action_input) -> bool``, asked before tools marked with
-      ``metadata={"requires_approval": True}`` run; a refusal becomes an observation. A plain function (not
-      ``async def``): only ``True`` approves, and an answer that is not ``True`` or ``False`` is a
-      :class:`ConfigError` (the call does not run).
+      ``metadata={"requires_approval": True}`` run; a refusal becomes an observation. Only ``True`` approves,
+      and an answer that is not ``True`` or ``False`` is a :class:`ConfigError` (the call does not run). A
+      plain function is asked in a worker thread under ``arun``/``astream`` (the event loop goes on); an
+      ``async def`` is awaited there, and a sync run (``run``, ``stream``, ``invoke``, ``resume``) with one
+      is a :class:`ConfigError` when it starts. The concurrent calls of one run ask one at a time.
     - ``journal``: the default journal file of runs that pass none (see :meth:`run`).
     - ``examples``: worked :class:`Example` s shown by step prompts that use the ``examples`` variable.
     - ``name``: the run's name in traces (default: the class name).
@@ -104,8 +106,8 @@ class AgentConfig(BaseModel):
     constrained: StrictBool | ConstrainedMode | None = Field(
         None, description="None (detect), False, True, 'json_schema', 'json_object' or 'grammar'")
     retry: RetryPolicy | None = Field(default_factory=RetryPolicy, description="None or a RetryPolicy")
-    approve: Callable[[str, Any], bool] | None = Field(
-        None, description="None or a callable (tool_name, action_input) -> bool")
+    approve: Callable[[str, Any], bool | Awaitable[bool]] | None = Field(
+        None, description="None or a callable (tool_name, action_input) -> bool, plain or async def")
     name: Annotated[StrictStr, Field(min_length=1)] | None = Field(None, description="None or a non-empty string")
     journal: Path | None = Field(None, description="None or the path of a .jsonl journal file (its folder must exist)")
     examples: tuple[Example, ...] = Field((), description="a sequence of react_agent.Example")
@@ -171,10 +173,7 @@ class AgentConfig(BaseModel):
     def _approve(cls, value: Any) -> Any:
         if value is None or not callable(value):
             return value  # None, or the field's own error
-        if inspect.iscoroutinefunction(value) or inspect.iscoroutinefunction(type(value).__call__):
-            raise ValueError("it is async: approve must be a plain function returning True or False "
-                             "(it is asked inside the tool call's check, which cannot await)")
-        try:
+        try:  # a plain function or an async def alike (a sync run refuses an async one when it starts)
             signature = inspect.signature(value)
         except (TypeError, ValueError):  # a builtin whose signature cannot be read: trusted
             return value

@@ -15,10 +15,10 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
 from react_agent._types import AgentAction
-from react_agent.runtime import accepts_idempotency_key, decide_approval, with_idempotency_key
+from react_agent.runtime import accepts_idempotency_key, adecide_approval, decide_approval, with_idempotency_key
 from react_agent.tools import Outcome, Rejection, ToolRegistry, ToolTimeout, error_text, run_async, run_sync, stringify
 
-__all__ = ["CallFacts", "Executor", "aexecute", "check", "execute", "failure", "refusal", "valid_call"]
+__all__ = ["CallFacts", "Executor", "acheck", "aexecute", "check", "execute", "failure", "refusal", "valid_call"]
 
 
 @dataclass(frozen=True)
@@ -66,17 +66,42 @@ def refusal(agent: Executor, kind: str, action: AgentAction, **variables: Any) -
 def check(agent: Executor, action: AgentAction, key: str | None) -> Outcome | tuple[BaseTool, dict[str, Any]]:
     """The tool and its arguments, or the :class:`Outcome` that refuses the call (unknown tool, invalid
     arguments, approval denied: a journaled decision first, then the ``approve`` callback)."""
-    registry = agent.registry
-    checked = registry.check(action.action, action.action_input)
+    checked = _validated(agent, action)
+    if isinstance(checked, Outcome):
+        return checked
+    tool, args = checked
+    if agent.registry.requires_approval(tool.name) and not decide_approval(tool.name, args, agent.config.approve):
+        return refusal(agent, "approval_denied", action)
+    return _keyed(agent, tool, args, key)
+
+
+async def acheck(agent: Executor, action: AgentAction, key: str | None) -> Outcome | tuple[BaseTool, dict[str, Any]]:
+    """Async :func:`check`: ``approve`` is awaited when it is an ``async def`` and runs in a worker thread when
+    it is a plain function, so a decision that waits for a person never blocks the event loop."""
+    checked = _validated(agent, action)
+    if isinstance(checked, Outcome):
+        return checked
+    tool, args = checked
+    approve = agent.config.approve
+    if agent.registry.requires_approval(tool.name) and not await adecide_approval(tool.name, args, approve):
+        return refusal(agent, "approval_denied", action)
+    return _keyed(agent, tool, args, key)
+
+
+def _validated(agent: Executor, action: AgentAction) -> Outcome | tuple[BaseTool, dict[str, Any]]:
+    """The tool and its validated arguments, or the refusal of an unknown tool or invalid arguments."""
+    checked = agent.registry.check(action.action, action.action_input)
     if isinstance(checked, Rejection):
         variables = {"tool_names": agent.tool_names} if checked.kind == "unknown_tool" else checked.variables
         return refusal(agent, checked.kind, action, **variables)
-    tool, args = checked
-    if registry.requires_approval(tool.name) and not decide_approval(tool.name, args, agent.config.approve):
-        return refusal(agent, "approval_denied", action)
+    return checked
+
+
+def _keyed(agent: Executor, tool: BaseTool, args: dict[str, Any], key: str | None) -> tuple[BaseTool, dict[str, Any]]:
+    """The arguments with the hidden idempotency key, for a tool that takes one."""
     if tool.name not in agent.call_facts.keyed:
         return tool, args
-    return tool, with_idempotency_key(tool, args, registry.schemas[tool.name], key)
+    return tool, with_idempotency_key(tool, args, agent.registry.schemas[tool.name], key)
 
 
 def execute(agent: Executor, action: AgentAction, config: RunnableConfig | None, timeout: float | None,
@@ -94,8 +119,8 @@ def execute(agent: Executor, action: AgentAction, config: RunnableConfig | None,
 
 async def aexecute(agent: Executor, action: AgentAction, config: RunnableConfig | None, timeout: float | None,
                    key: str | None) -> Outcome:
-    """Async :func:`execute`."""
-    checked = check(agent, action, key)
+    """Async :func:`execute` (the approval asked through :func:`acheck`)."""
+    checked = await acheck(agent, action, key)
     if isinstance(checked, Outcome):
         return checked
     tool, args = checked

@@ -25,6 +25,8 @@ from react_agent.runtime._journal import (
     JournalMismatchError,
     RunJournal,
     accepts_idempotency_key,
+    adecide_approval,
+    approve_is_async,
     cut_torn_tail,
     decide_approval,
     journal_path_problem,
@@ -32,6 +34,7 @@ from react_agent.runtime._journal import (
     redact_session,
     secret_values,
     session_references,
+    sync_approve_problem,
     with_idempotency_key,
 )
 from react_agent.runtime._native import NativeCall, NativeReply, native_reply_text, read_native_reply
@@ -76,10 +79,12 @@ __all__ = [
     "ToolCall",
     "ToolCalls",
     "accepts_idempotency_key",
+    "adecide_approval",
     "advance",
     "ainvoke_model",
     "aperform",
     "aperform_batch",
+    "approve_is_async",
     "close",
     "completed_step",
     "cut_torn_tail",
@@ -111,6 +116,7 @@ __all__ = [
     "session_references",
     "step_data",
     "subrun_usage",
+    "sync_approve_problem",
     "task_of",
     "with_idempotency_key",
 ]

@@ -32,6 +32,7 @@ created with mode 0600).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextvars
 import html
@@ -62,7 +63,7 @@ from pydantic import BaseModel, SecretBytes, SecretStr
 from react_agent._types import AgentResult, AgentStep, Usage
 from react_agent.errors import ConfigError, JournalError, JournalMismatchError
 from react_agent.models import held_settings, setting, wrapped_models
-from react_agent.tools import Outcome, short_repr
+from react_agent.tools import Outcome, acall_in_thread, short_repr
 
 __all__ = [
     "IDEMPOTENCY_KEY_ARG",
@@ -73,6 +74,8 @@ __all__ = [
     "RunJournal",
     "ToolCallRecord",
     "accepts_idempotency_key",
+    "adecide_approval",
+    "approve_is_async",
     "canonical_json",
     "current_tool_call",
     "cut_torn_tail",
@@ -85,6 +88,7 @@ __all__ = [
     "redact_session",
     "secret_values",
     "session_references",
+    "sync_approve_problem",
 ]
 
 logger = logging.getLogger("react_agent")
@@ -112,8 +116,6 @@ _REPLAYED = {"run": ("task",), "model": ("text",), "tool_end": ("observation",)}
 _CURRENT_CALL: contextvars.ContextVar[ToolCallRecord | None] = contextvars.ContextVar(
     "react_agent_tool_call", default=None)
 _MISSING = object()  # a field absent from a journal record
-_ASKING = threading.RLock()
-"""Held while an ``approve`` callback runs: the concurrent calls of one decision ask one at a time."""
 
 
 # ---------------------------------------------------------------------------------------------- digests
@@ -311,27 +313,85 @@ def journal_path_problem(value: Any) -> str | None:
     return None
 
 
-def decide_approval(tool: str, args: Any, ask: Callable[[str, Any], bool] | None) -> bool:
+def approve_is_async(approve: Any) -> bool:
+    """Whether ``approve`` is an ``async def`` (a coroutine function, a ``functools.partial`` of one, or an
+    object whose ``__call__`` is one): awaited under ``arun``/``astream``/``ainvoke``, which a sync run cannot."""
+    if inspect.iscoroutinefunction(approve):
+        return True
+    return callable(approve) and inspect.iscoroutinefunction(type(approve).__call__)
+
+
+def sync_approve_problem(approve: Any) -> str | None:
+    """Why ``approve`` cannot be asked by a sync run (``run``, ``stream``, ``invoke``, ``resume``, ``execute``),
+    or ``None`` when it can."""
+    if approve is None or not approve_is_async(approve):
+        return None
+    return ("approve is async (async def), which a sync run (run, stream, invoke, resume, execute) cannot await: "
+            "use arun/astream/ainvoke (aresume, aexecute), or a plain function returning True or False")
+
+
+def decide_approval(tool: str, args: Any, ask: Callable[[str, Any], Any] | None) -> bool:
     """The approval decision: inside a run, a journaled decision first (whatever ``ask`` is), else ``ask``
-    (journaled); without ``ask`` the call is refused."""
+    (journaled); without ``ask`` the call is refused. An async ``ask`` is a :class:`ConfigError` (nothing
+    can await it here; it is not called, so no coroutine is left unawaited)."""
     call = _CURRENT_CALL.get()
     if call is not None:
         return call.decide(tool, args, ask)
-    return _approval_answer(tool, ask(tool, args)) if ask is not None else False
+    if ask is None:
+        return False
+    _refuse_async(ask)
+    return _approval_answer(tool, ask(tool, args))
+
+
+async def adecide_approval(tool: str, args: Any, ask: Callable[[str, Any], Any] | None) -> bool:
+    """Async :func:`decide_approval`: an ``async def`` ``ask`` is awaited, a plain one runs in a worker thread
+    (an ``ask`` that waits for a person never blocks the event loop)."""
+    call = _CURRENT_CALL.get()
+    if call is not None:
+        return await call.adecide(tool, args, ask)
+    if ask is None:
+        return False
+    return _approval_answer(tool, await _ask_off_the_loop(tool, args, ask, None))
+
+
+def _refuse_async(ask: Callable[[str, Any], Any]) -> None:
+    problem = sync_approve_problem(ask)
+    if problem is not None:
+        raise ConfigError(f"{problem}; the call was not run")
+
+
+async def _ask_off_the_loop(tool: str, args: Any, ask: Callable[[str, Any], Any],
+                            held: threading.RLock | None) -> Any:
+    """``ask``'s answer under the async driver: an ``async def`` awaited here, a plain function called in a
+    daemon thread (holding ``held``, in a copy of this context: ``current_tool_call`` and LangGraph's
+    config reach it; never the loop's default executor, which ``asyncio.run`` joins)."""
+    if approve_is_async(ask):
+        answer = ask(tool, args)
+        return await answer if inspect.isawaitable(answer) else answer
+
+    def asking() -> Any:
+        if held is None:
+            return ask(tool, args)
+        with held:
+            return ask(tool, args)
+
+    return await acall_in_thread(asking, None, name="approve")
 
 
 def _approval_answer(tool: str, answer: Any) -> bool:
     """What ``approve`` said about a call of ``tool``: only ``True`` approves and ``False`` refuses. Anything
-    else is a developer mistake, a :class:`ConfigError` (the call does not run): a coroutine (an ``async def
-    approve``, which no sync check can await; it is closed, so no "never awaited" warning) or another awaitable,
-    and any other value (``"no"``, ``None``, ``1``), which ``bool()`` would have read as a yes or a no."""
+    else is a developer mistake, a :class:`ConfigError` (the call does not run): an awaitable returned by a
+    plain function (an async approver behind a sync wrapper; a coroutine is closed, so no "never awaited"
+    warning), and any other value (``"no"``, ``None``, ``1``), which ``bool()`` would have read as a yes or
+    a no."""
     if isinstance(answer, bool):
         return answer
     if inspect.isawaitable(answer):
         if inspect.iscoroutine(answer):
             answer.close()
         raise ConfigError(f"approve returned an awaitable ({type(answer).__name__}) for {tool!r}: approve must be "
-                          f"a plain function returning True or False (not async def); the call was not run")
+                          f"a plain function returning True or False, or an async def (awaited under "
+                          f"arun/astream/ainvoke); the call was not run")
     raise ConfigError(f"approve must return True or False, got a {type(answer).__name__} for {tool!r}; "
                       f"the call was not run")
 
@@ -362,20 +422,47 @@ class ToolCallRecord:
             self.known_key = self.journal.new_key(self.step, self.arguments)
         return self.known_key
 
-    def decide(self, tool: str, action_input: Any, ask: Callable[[str, Any], bool] | None) -> bool:
+    def decide(self, tool: str, action_input: Any, ask: Callable[[str, Any], Any] | None) -> bool:
         """The approval decision: the journaled one (whatever ``ask`` is now), else ``ask``-ed now and
-        journaled; without ``ask`` the call is refused and nothing is journaled."""
+        journaled; without ``ask`` the call is refused and nothing is journaled. The run's concurrent calls
+        ask one at a time (:attr:`RunJournal.asking`); other runs ask meanwhile. An async ``ask`` is a
+        :class:`ConfigError` (this sync check cannot await it)."""
         if self.approval is not None:
             logger.info("approval of %s taken from the journal: %s", tool, self.approval)
             return self.approval
         if ask is None:
             return False
-        with _ASKING:
-            self.approval = _approval_answer(tool, ask(tool, action_input))  # nothing journaled if it raises
+        _refuse_async(ask)
+        with self.journal.asking:
+            approved = self._decided(tool, _approval_answer(tool, ask(tool, action_input)))  # none if it raises
+        self.journal.flush()  # durable before the approved tool starts
+        return approved
+
+    async def adecide(self, tool: str, action_input: Any, ask: Callable[[str, Any], Any] | None) -> bool:
+        """Async :meth:`decide`, for the async driver: an ``async def`` ``ask`` is awaited, a plain one runs in a
+        worker thread, so a person's answer never blocks the event loop; the run's concurrent calls ask one at
+        a time (:meth:`RunJournal.asking_async`). The decision is journaled here (flushed in a worker thread)
+        before the approved tool starts."""
+        if self.approval is not None:
+            logger.info("approval of %s taken from the journal: %s", tool, self.approval)
+            return self.approval
+        if ask is None:
+            return False
+        async with self.journal.asking_async():
+            answer = await _ask_off_the_loop(tool, action_input, ask, self.journal.asking)
+            approved = self._decided(tool, _approval_answer(tool, answer))  # nothing journaled if it raises
+        if self.journal.outbox:  # deferred by the async driver: fsync-ed off the loop
+            await acall_in_thread(self.journal.flush, None, name="journal")
+        else:
+            self.journal.flush()
+        return approved
+
+    def _decided(self, tool: str, approved: bool) -> bool:
+        """Keep and journal a decision just made (the records stay in call order: the run's lock is held)."""
+        self.approval = approved
         self.journal.append({"type": "approval", "seq": self.seq, "key": self.key, "tool": tool,
-                             "approved": self.approval})
-        self.journal.flush()  # durable before the approved tool starts, under the async driver too
-        return self.approval
+                             "approved": approved})
+        return approved
 
     def active(self) -> _Active:
         """Make this the call in progress (its key and approval reach ``execute`` and ``approve``): a
@@ -536,6 +623,10 @@ class RunJournal:
         self.outbox: list[bytes] | None = None
         self._batch_live = False
         self._flushing = threading.Lock()
+        self.asking = threading.RLock()
+        """Held while this run's ``approve`` runs: the concurrent calls of one decision ask one at a time,
+        while other runs ask meanwhile (re-entrant: an ``approve`` may run an agent of its own)."""
+        self._asking_async: asyncio.Lock | None = None
         self.last_observation: tuple[int, str] | None = None  # (seq, text) of the last tool_end written
 
     # -- construction
@@ -619,6 +710,12 @@ class RunJournal:
             _append_durably(self.path, data)
         except OSError as exc:
             raise JournalError(f"cannot write journal {self.path}: {exc.strerror or exc}") from exc
+
+    def asking_async(self) -> asyncio.Lock:
+        """:attr:`asking` for the async driver's tasks (made on first use, on the run's event loop)."""
+        if self._asking_async is None:
+            self._asking_async = asyncio.Lock()
+        return self._asking_async
 
     def redact(self, text: str) -> str:
         """``text`` with the model's secrets masked."""

@@ -2,7 +2,9 @@
 from a queue, its events kept for every listener, and the approvals it waits for answered by a person.
 
 A run executes the agent's sync ``stream`` in a worker thread, so an approval can block its own thread
-until someone answers (or the approval timeout passes) without blocking the server. At startup the
+until someone answers (or the approval timeout passes) without blocking the server or the other runs
+(each run's concurrent calls ask one at a time). An agent whose own ``approve`` is an ``async def``
+(``approval="agent"``) runs its ``astream`` on an event loop of the worker thread instead. At startup the
 folder is read back: finished runs are listed again, unfinished ones are resumed from their journal,
 each once. An exclusive lock on the folder keeps a second server from resuming the same runs.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 import os
@@ -18,12 +21,13 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from react_agent import AgentResult, AgentStep, BaseAgent, ConfigError, JournalError, read_journal
+from react_agent.runtime import approve_is_async
 
 try:
     import fcntl
@@ -36,6 +40,11 @@ logger = logging.getLogger("react_agent")
 
 ACTIVE = ("queued", "running", "waiting_approval")
 LOCK_NAME = ".serve.lock"
+T = TypeVar("T")
+
+_SERVED: contextvars.ContextVar[RunRecord | None] = contextvars.ContextVar("react_agent_served_run", default=None)
+"""The server run in progress in this context: set by its worker thread, and seen by the threads its
+concurrent tool calls run in (they run in a copy of the worker's context)."""
 
 
 class Masker:
@@ -148,7 +157,6 @@ class RunRegistry:
         self.masker = masker
         self.runs: dict[str, RunRecord] = {}
         self._queue: queue.Queue[RunRecord | None] = queue.Queue()
-        self._local = threading.local()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock_fd: int | None = None
         self._workers: list[threading.Thread] = []
@@ -247,8 +255,8 @@ class RunRegistry:
 
     def approve(self, tool: str, action_input: Any) -> bool:
         """The agent's ``approve``: wait in the run's worker thread until a person answers or time runs out."""
-        record: RunRecord | None = getattr(self._local, "run", None)
-        if record is None:  # called outside a server run (the agent used directly): refuse
+        record = _SERVED.get()
+        if record is None or self.runs.get(record.id) is not record:  # outside this server's runs: refuse
             return False
         pending = Approval(id=str(uuid.uuid4()), tool=tool, input=action_input, asked_at=time.time(),
                            timeout=self.approval_timeout)
@@ -268,11 +276,11 @@ class RunRegistry:
     # ---------------------------------------------------------------- the workers
     def _work(self) -> None:
         while (record := self._queue.get()) is not None:
-            self._local.run = record
+            token = _SERVED.set(record)
             try:
                 self._execute(record)
             finally:
-                self._local.run = None
+                _SERVED.reset(token)
 
     def _execute(self, record: RunRecord) -> None:
         started = time.monotonic()
@@ -306,11 +314,20 @@ class RunRegistry:
         self._emit(record, "result", outcome)
 
     def _stream(self, record: RunRecord, path: Path) -> Iterator[AgentStep | AgentResult]:
+        if approve_is_async(self.agent.config.approve):  # only the async driver awaits it
+            return _on_own_loop(self._astream(record, path))
         if record.resume:
             return self.agent.resume_stream(path, run_id=record.id, session=record.session)
         history = record.history if record.history is not None else self.history(record.thread_id, record)
         return self.agent.stream(record.task, {"run_id": uuid.UUID(record.id)}, journal=path,
                                  session=record.session, chat_history=history or None)
+
+    def _astream(self, record: RunRecord, path: Path) -> AsyncIterator[AgentStep | AgentResult]:
+        if record.resume:
+            return self.agent.aresume_stream(path, run_id=record.id, session=record.session)
+        history = record.history if record.history is not None else self.history(record.thread_id, record)
+        return self.agent.astream(record.task, {"run_id": uuid.UUID(record.id)}, journal=path,
+                                  session=record.session, chat_history=history or None)
 
     # ---------------------------------------------------------------- events
     def _set_status(self, record: RunRecord, status: str) -> None:
@@ -324,6 +341,30 @@ class RunRegistry:
         if loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop has closed (a shutdown): nobody listens
                 loop.call_soon_threadsafe(_wake, record)
+
+
+def _on_own_loop(items: AsyncIterator[T]) -> Iterator[T]:
+    """The items of ``items``, each awaited on an event loop of the calling worker thread (closed at the end,
+    or when the caller stops early)."""
+    loop = asyncio.new_event_loop()
+    try:
+        while True:
+            try:
+                yield loop.run_until_complete(_next(items))
+            except StopAsyncIteration:
+                return
+    finally:
+        try:
+            aclose = getattr(items, "aclose", None)
+            if aclose is not None:
+                loop.run_until_complete(aclose())
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
+
+
+async def _next(items: AsyncIterator[T]) -> T:
+    return await items.__anext__()
 
 
 def _wake(record: RunRecord) -> None:

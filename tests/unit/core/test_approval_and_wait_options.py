@@ -1,4 +1,5 @@
-"""The ``approve`` callback fails closed, and its signature is checked when the agent is built; waits
+"""The ``approve`` callback fails closed, and its signature is checked when the agent is built; an ``async def``
+approve is awaited by ``arun``/``astream``/``ainvoke`` and refused by a sync run when it starts; waits
 (``timeout``, ``max_execution_time``, ``RetryPolicy``) above ``threading.TIMEOUT_MAX`` are a ``ConfigError``."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 from langchain_core.tools import StructuredTool
 
-from react_agent import ConfigError, ReactAgent, RetryPolicy
+from react_agent import AgentAction, ConfigError, ReactAgent, RetryPolicy
 from react_agent.testing import ScriptedChatModel
 
 
@@ -86,29 +87,101 @@ def test_an_awaitable_answer_is_closed_and_refused(how: str) -> None:
 
 
 # ----------------------------------------------------------------------------------- approve signature
-async def _async_approve(tool: str, args: Any) -> bool:
-    return False
+async def _async_approve(asked: list[tuple[str, Any]], answer: bool, tool: str, args: Any) -> bool:
+    await asyncio.sleep(0)  # a real await: only an awaiting driver gets past it
+    asked.append((tool, args))
+    return answer
 
 
 class _AsyncCallable:
+    def __init__(self, asked: list[tuple[str, Any]], answer: bool) -> None:
+        self.asked, self.answer = asked, answer
+
     async def __call__(self, tool: str, args: Any) -> bool:
-        return False
+        return await _async_approve(self.asked, self.answer, tool, args)
 
 
-@pytest.mark.parametrize("approve", [_async_approve, _AsyncCallable(), functools.partial(_async_approve)],
-                         ids=["async-def", "async-call", "partial-of-async"])
-def test_an_async_approve_is_a_config_error_when_the_agent_is_built(approve: Any) -> None:
-    with pytest.raises(ConfigError, match="approve must be a plain function returning True or False"):
-        ReactAgent(_script(), [_guarded([])], prompts="en", approve=approve)
+def _async_approver(kind: str, asked: list[tuple[str, Any]], answer: bool) -> Any:
+    if kind == "async-def":
+        async def approve(tool: str, args: Any) -> bool:
+            return await _async_approve(asked, answer, tool, args)
+
+        return approve
+    if kind == "async-call":
+        return _AsyncCallable(asked, answer)
+    return functools.partial(_async_approve, asked, answer)
+
+
+SYNC_REFUSAL = (r"approve is async \(async def\), which a sync run \(run, stream, invoke, resume, execute\) cannot "
+                r"await: use arun/astream/ainvoke \(aresume, aexecute\), or a plain function returning True or False")
+
+
+@pytest.mark.parametrize("kind", ["async-def", "async-call", "partial-of-async"])
+def test_an_async_approve_is_built_refused_by_a_sync_run_when_it_starts_and_awaited_by_arun(
+        tmp_path: Path, kind: str) -> None:
+    """An async approve builds; every sync entry point (run, invoke, stream, resume) raises ConfigError naming
+    the fix before anything happens: no model call, no journal record, no question, no tool, no coroutine left
+    unawaited. arun/ainvoke await it: only True approves, and the decision is journaled."""
+    paid: list[str] = []
+    asked: list[tuple[str, Any]] = []
+    approve = _async_approver(kind, asked, True)
+    llm = _script()
+    agent = ReactAgent(llm, [_guarded(paid)], prompts="en", approve=approve)
+    assert agent.config.approve is approve
+    journal = tmp_path / "run.jsonl"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for start in (lambda: agent.run("pay A-1", journal=journal), lambda: agent.invoke("pay A-1"),
+                      lambda: agent.stream("pay A-1", journal=journal)):
+            with pytest.raises(ConfigError, match=SYNC_REFUSAL):
+                start()
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]
+    assert llm.calls == [] and not journal.exists() and asked == [] and paid == []
+
+    result = asyncio.run(agent.arun("pay A-1", journal=journal))
+    assert result.status == "finished" and result.steps[0].observation == "paid"
+    assert paid == ["A-1"] and asked == [("pay", {"invoice": "A-1"})]
+    records = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+    assert [r["approved"] for r in records if r["type"] == "approval"] == [True]
+    written = journal.read_bytes()
+    with pytest.raises(ConfigError, match=SYNC_REFUSAL):
+        agent.resume(journal)
+    assert journal.read_bytes() == written  # refused before the journal was opened
+
+    denied: list[tuple[str, Any]] = []
+    refusing = ReactAgent(_script(), [_guarded(paid)], prompts="en", approve=_async_approver(kind, denied, False))
+    result = asyncio.run(refusing.ainvoke("pay A-1"))
+    assert result.status == "finished" and "was not approved" in result.steps[0].observation
+    assert paid == ["A-1"] and denied == [("pay", {"invoice": "A-1"})]
+
+
+@pytest.mark.parametrize("answer", ["no", 1, None])
+def test_an_async_approve_answering_something_else_than_a_bool_is_a_config_error(answer: Any) -> None:
+    """Awaited, an async approve's answer is held to the same rule: only True or False, else ConfigError and
+    the tool does not run."""
+    paid: list[str] = []
+
+    async def approve(tool: str, args: Any) -> Any:
+        return answer
+
+    agent = ReactAgent(_script(), [_guarded(paid)], prompts="en", approve=approve)
+    with pytest.raises(ConfigError, match="approve must return True or False"):
+        asyncio.run(agent.arun("pay A-1"))
+    assert paid == []
 
 
 def _keyword_only(*, tool: str, args: Any) -> bool:
     return True
 
 
+async def _async_one_argument(tool: str) -> bool:
+    return True
+
+
 @pytest.mark.parametrize("approve", [lambda: True, lambda tool: True, lambda tool, args, extra: True,
-                                     _keyword_only],
-                         ids=["no-argument", "one-argument", "three-arguments", "keyword-only"])
+                                     _keyword_only, _async_one_argument],
+                         ids=["no-argument", "one-argument", "three-arguments", "keyword-only", "async-one-argument"])
 def test_approve_that_cannot_take_tool_and_arguments_is_a_config_error_when_built(approve: Any) -> None:
     with pytest.raises(ConfigError, match=r"approve.*approve\(tool_name, action_input\)"):
         ReactAgent(_script(), [_guarded([])], prompts="en", approve=approve)
@@ -162,3 +235,20 @@ def test_a_negative_retry_wait_too_long_to_print_is_a_config_error() -> None:
     """Python refuses to print an int of over 4,300 digits: the message shows it shortened, never a ValueError."""
     with pytest.raises(ConfigError, match="initial_wait must be seconds >= 0"):
         RetryPolicy(initial_wait=-10**5000)
+
+
+def test_outside_a_run_execute_refuses_an_async_approve_and_aexecute_awaits_it() -> None:
+    """A tool call made directly (a custom loop): the sync execute cannot await an async approve (ConfigError
+    naming the fix; approve is not even called), aexecute awaits it and only True approves."""
+    paid: list[str] = []
+    asked: list[tuple[str, Any]] = []
+    action = AgentAction(action="pay", action_input={"invoice": "A-1"})
+    agent = ReactAgent(_script(), [_guarded(paid)], prompts="en", approve=_async_approver("async-def", asked, True))
+    with pytest.raises(ConfigError, match=SYNC_REFUSAL):
+        agent.execute(action)
+    assert asked == [] and paid == []
+    assert asyncio.run(agent.aexecute(action)).observation == "paid"
+    assert asked == [("pay", {"invoice": "A-1"})] and paid == ["A-1"]
+    refusing = ReactAgent(_script(), [_guarded(paid)], prompts="en",
+                          approve=_async_approver("async-def", asked, False))
+    assert asyncio.run(refusing.aexecute(action)).kind == "approval_denied" and paid == ["A-1"]
