@@ -14,7 +14,6 @@ Use it to test your own agents the way react_agent tests itself::
 from __future__ import annotations
 
 import asyncio
-import math
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,6 +27,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from react_agent.errors import ConfigError
+from react_agent.runtime import seconds_problem
+from react_agent.tools import short_repr
 
 __all__ = ["FunctionChatModel", "RecordedCall", "ScriptExhaustedError", "ScriptedChatModel"]
 
@@ -154,8 +155,9 @@ class FunctionChatModel(BaseChatModel):
             raise ConfigError(f"FunctionChatModel needs function=<a callable of the messages returning the reply>, "
                               f"got {kwargs.get('function')!r}")
         delay = kwargs.get("delay", 0.0)
-        if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay) or delay < 0:
-            raise ConfigError(f"FunctionChatModel: delay must be seconds >= 0 (a finite number), got {delay!r}")
+        problem = seconds_problem(delay, allow_zero=True)  # the check of every wait option
+        if problem is not None:
+            raise ConfigError(f"FunctionChatModel: delay {problem}, got {short_repr(delay)}")
         super().__init__(**kwargs)
 
     @property

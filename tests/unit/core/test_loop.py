@@ -221,6 +221,7 @@ def test_script_exhaustion_is_loud():
     (lambda: FunctionChatModel(function="FINISH"), "needs function="),
     (lambda: FunctionChatModel(function=lambda messages: "x", delay=float("nan")), "delay must be seconds >= 0"),
     (lambda: FunctionChatModel(function=lambda messages: "x", delay=-0.5), "delay must be seconds >= 0"),
+    (lambda: FunctionChatModel(function=lambda messages: "x", delay=10**400), "delay must be at most threading"),
 ])
 def test_a_test_double_given_the_wrong_script_is_a_config_error(make, named):  # type: ignore[no-untyped-def]
     with pytest.raises(ConfigError, match=named):
