@@ -5,7 +5,6 @@ agent's own ``async def`` approve is awaited (``approval="agent"``)."""
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,30 +15,13 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
+from approval_tools import guarded_pay, pay_the_task_invoice
 from fastapi.testclient import TestClient
-from langchain_core.messages import BaseMessage
-from langchain_core.tools import StructuredTool
 
 from react_agent import ReactAgent, read_journal
 from react_agent.testing import FunctionChatModel, ScriptedChatModel
 
 WAIT = 5.0
-
-
-def _refund(ran: list[str]) -> StructuredTool:
-    def refund(order: str) -> str:
-        """Refund an order."""
-        ran.append(order)
-        return f"REFUNDED-{order}"
-
-    return StructuredTool.from_function(refund, metadata={"requires_approval": True})
-
-
-def _refund_the_task_order(messages: list[BaseMessage]) -> str:
-    text = "\n".join(str(m.content) for m in messages)
-    if "REFUNDED-" in text:
-        return json.dumps({"action": "FINISH", "action_input": "done"})
-    return json.dumps({"action": "refund", "action_input": {"order": re.findall(r"refund (\d+)", text)[-1]}})
 
 
 def _until(check: Callable[[], Any], what: str, seconds: float = WAIT) -> Any:
@@ -60,17 +42,17 @@ def test_two_runs_wait_for_a_person_at_the_same_time(tmp_path: Path) -> None:
     from react_agent.serve import create_app
 
     ran: list[str] = []
-    agent = ReactAgent(FunctionChatModel(function=_refund_the_task_order), [_refund(ran)], prompts="en")
+    agent = ReactAgent(FunctionChatModel(function=pay_the_task_invoice), [guarded_pay(ran)], prompts="en")
     app = create_app(agent, journal_dir=tmp_path, max_concurrency=2, approval_timeout=WAIT)
     with TestClient(app) as client:
-        ids = [client.post("/runs", json={"task": f"refund {n}"}).json()["id"] for n in (7, 8)]
+        ids = [client.post("/runs", json={"task": f"pay {n}"}).json()["id"] for n in ("A-7", "B-8")]
         both = _until(lambda: all(_pending(client, i) for i in ids) and [_pending(client, i) for i in ids],
                       "both runs to wait for a person at once", WAIT / 2)
-        assert sorted(p["input"]["order"] for p in both) == ["7", "8"]
+        assert sorted(p["input"]["invoice"] for p in both) == ["A-7", "B-8"]
         for run_id in ids:
             assert client.post(f"/runs/{run_id}/approval", json={"approved": True}).status_code == 200
         done = [_until(lambda i=i: client.get(f"/runs/{i}").json()["result"], "the result") for i in ids]
-    assert [d["output"] for d in done] == ["done", "done"] and sorted(ran) == ["7", "8"]
+    assert [d["output"] for d in done] == ["done", "done"] and sorted(ran) == ["A-7", "B-8"]
 
 
 def test_the_concurrent_calls_of_a_run_reach_the_page_one_at_a_time(tmp_path: Path) -> None:
@@ -79,21 +61,21 @@ def test_the_concurrent_calls_of_a_run_reach_the_page_one_at_a_time(tmp_path: Pa
     from react_agent.serve import create_app
 
     ran: list[str] = []
-    reply = json.dumps([{"action": "refund", "action_input": {"order": "1"}},
-                        {"action": "refund", "action_input": {"order": "2"}}])
+    reply = json.dumps([{"action": "pay", "action_input": {"invoice": "A-1"}},
+                        {"action": "pay", "action_input": {"invoice": "A-2"}}])
     llm = ScriptedChatModel([reply, json.dumps({"action": "FINISH", "action_input": "done"})])
-    agent = ReactAgent(llm, [_refund(ran)], prompts="en", max_parallel_calls=2)
+    agent = ReactAgent(llm, [guarded_pay(ran)], prompts="en", max_parallel_calls=2)
     with TestClient(create_app(agent, journal_dir=tmp_path, approval_timeout=WAIT)) as client:
-        run_id = client.post("/runs", json={"task": "refund both"}).json()["id"]
+        run_id = client.post("/runs", json={"task": "pay both"}).json()["id"]
         asked = []
         for _ in range(2):
             pending = _until(lambda: _pending(client, run_id), "a question")
-            asked.append(pending["input"]["order"])
+            asked.append(pending["input"]["invoice"])
             assert client.post(f"/runs/{run_id}/approval",
                                json={"approved": True, "approval_id": pending["id"]}).status_code == 200
         run = _until(lambda: (lambda r: r if r["result"] else None)(client.get(f"/runs/{run_id}").json()), "result")
-    assert sorted(asked) == ["1", "2"] and sorted(ran) == ["1", "2"]
-    assert sorted(s["observation"] for s in run["steps"][:2]) == ["REFUNDED-1", "REFUNDED-2"]
+    assert sorted(asked) == ["A-1", "A-2"] and sorted(ran) == ["A-1", "A-2"]
+    assert sorted(s["observation"] for s in run["steps"][:2]) == ["paid A-1", "paid A-2"]
 
 
 def test_an_agents_own_async_approve_is_awaited(tmp_path: Path) -> None:
@@ -106,12 +88,12 @@ def test_an_agents_own_async_approve_is_awaited(tmp_path: Path) -> None:
         asked.append((tool, args))
         return True
 
-    llm = ScriptedChatModel([json.dumps({"action": "refund", "action_input": {"order": "8"}}),
+    llm = ScriptedChatModel([json.dumps({"action": "pay", "action_input": {"invoice": "B-8"}}),
                              json.dumps({"action": "FINISH", "action_input": "done"})])
-    agent = ReactAgent(llm, [_refund(ran)], prompts="en", approve=approve)
+    agent = ReactAgent(llm, [guarded_pay(ran)], prompts="en", approve=approve)
     with TestClient(create_app(agent, journal_dir=tmp_path, approval="agent")) as client:
-        run = client.post("/runs?wait=true", json={"task": "refund 8"}).json()
+        run = client.post("/runs?wait=true", json={"task": "pay B-8"}).json()
     assert run["result"]["status"] == "finished" and run["result"]["output"] == "done"
-    assert asked == [("refund", {"order": "8"})] and ran == ["8"]
+    assert asked == [("pay", {"invoice": "B-8"})] and ran == ["B-8"]
     decisions = [e for e in read_journal(tmp_path / f"{run['id']}.jsonl") if e["type"] == "approval"]
     assert [d["approved"] for d in decisions] == [True]

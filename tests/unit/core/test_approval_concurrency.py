@@ -5,40 +5,21 @@ thread (the event loop goes on) while an ``async def`` approve is awaited; the d
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
-import re
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import BaseMessage
-from langchain_core.tools import StructuredTool
+from approval_tools import guarded_pay, pay_the_task_invoice
 
 from react_agent import ReactAgent, read_journal
-from react_agent.runtime._journal import current_tool_call
 from react_agent.testing import FunctionChatModel, ScriptedChatModel
 
 WAIT = 5.0  # seconds a test waits for something that should happen at once
-
-
-def _guarded(paid: list[str]) -> StructuredTool:
-    def pay(invoice: str) -> str:
-        """Pay an invoice."""
-        paid.append(invoice)
-        return f"paid {invoice}"
-
-    return StructuredTool.from_function(pay, metadata={"requires_approval": True})
-
-
-def _pay_the_task_invoice(messages: list[BaseMessage]) -> str:
-    """One model for many runs: pay the invoice the task names, then finish."""
-    text = "\n".join(str(m.content) for m in messages)
-    if "paid " in text:
-        return json.dumps({"thought": "", "action": "FINISH", "action_input": "done"})
-    invoice = re.findall(r"pay ([A-Z]-\d)", text)[-1]
-    return json.dumps({"thought": "", "action": "pay", "action_input": {"invoice": invoice}})
+_CALLER: contextvars.ContextVar[str | None] = contextvars.ContextVar("caller", default=None)
 
 
 def _two_calls() -> ScriptedChatModel:
@@ -94,7 +75,7 @@ def test_two_runs_in_two_threads_ask_at_the_same_time(how: str) -> None:
     """One agent serving two runs in two threads (the served app): the second run's question is asked while
     the first one waits for its answer, not after it."""
     gate, paid = _Gate(expected=2), []
-    agent = ReactAgent(FunctionChatModel(function=_pay_the_task_invoice), [_guarded(paid)], prompts="en",
+    agent = ReactAgent(FunctionChatModel(function=pay_the_task_invoice), [guarded_pay(paid)], prompts="en",
                        approve=gate.approve)
     results: dict[str, Any] = {}
 
@@ -117,7 +98,7 @@ def test_two_runs_in_two_threads_ask_at_the_same_time(how: str) -> None:
 @pytest.mark.parametrize("kind", ["plain", "async"])
 def test_two_runs_on_one_event_loop_ask_at_the_same_time(kind: str) -> None:
     gate, paid = _Gate(expected=2), []
-    agent = ReactAgent(FunctionChatModel(function=_pay_the_task_invoice), [_guarded(paid)], prompts="en",
+    agent = ReactAgent(FunctionChatModel(function=pay_the_task_invoice), [guarded_pay(paid)], prompts="en",
                        approve=gate.approve if kind == "plain" else gate.aapprove)
 
     async def main() -> tuple[bool, list[Any]]:
@@ -161,7 +142,7 @@ def test_the_concurrent_calls_of_one_run_ask_one_at_a_time(tmp_path: Path, how: 
         return True
 
     journal = tmp_path / "run.jsonl"
-    agent = ReactAgent(_two_calls(), [_guarded(paid)], prompts="en", max_parallel_calls=2,
+    agent = ReactAgent(_two_calls(), [guarded_pay(paid)], prompts="en", max_parallel_calls=2,
                        approve=aapprove if how == "arun-async" else approve)
     result = agent.run("pay", journal=journal) if how == "run" else asyncio.run(agent.arun("pay", journal=journal))
     assert result.status == "finished"
@@ -174,14 +155,14 @@ def test_the_concurrent_calls_of_one_run_ask_one_at_a_time(tmp_path: Path, how: 
 # ---------------------------------------------------------------------------------------- the event loop
 def test_a_plain_approve_under_arun_runs_off_the_event_loop_and_its_decision_is_journaled(tmp_path: Path) -> None:
     """While a plain approve waits for a person, the run's event loop keeps running other coroutines; the
-    approve still sees the tool call in progress, and its decision is journaled before the tool runs."""
+    approve runs in a copy of the caller's context (a ContextVar the caller set reaches it, as LangGraph's config
+    does), and its decision is journaled before the tool runs."""
     asked, answered, paid = threading.Event(), threading.Event(), []
     seen: list[Any] = []
     in_time: list[bool] = []
 
     def approve(tool: str, args: Any) -> bool:
-        call = current_tool_call()
-        seen.append(None if call is None else call.key)
+        seen.append(_CALLER.get())
         asked.set()
         in_time.append(answered.wait(WAIT))  # only the other coroutine answers
         return in_time[-1]
@@ -189,7 +170,7 @@ def test_a_plain_approve_under_arun_runs_off_the_event_loop_and_its_decision_is_
     journal = tmp_path / "run.jsonl"
     agent = ReactAgent(ScriptedChatModel([
         json.dumps({"thought": "", "action": "pay", "action_input": {"invoice": "A-1"}}),
-        json.dumps({"thought": "", "action": "FINISH", "action_input": "done"})]), [_guarded(paid)], prompts="en",
+        json.dumps({"thought": "", "action": "FINISH", "action_input": "done"})]), [guarded_pay(paid)], prompts="en",
         approve=approve)
 
     async def main() -> tuple[Any, int]:
@@ -212,6 +193,7 @@ def test_a_plain_approve_under_arun_runs_off_the_event_loop_and_its_decision_is_
                 ticks += 1
 
         counting = asyncio.ensure_future(ticker())
+        _CALLER.set("the caller")
         try:
             result, during = await asyncio.gather(agent.arun("pay A-1", journal=journal), person())
         finally:
@@ -224,7 +206,7 @@ def test_a_plain_approve_under_arun_runs_off_the_event_loop_and_its_decision_is_
     records = read_journal(journal)
     start = next(r for r in records if r["type"] == "tool_start")
     approval = next(r for r in records if r["type"] == "approval")
-    assert seen == [start["key"]] and approval["key"] == start["key"] and approval["approved"] is True
+    assert seen == ["the caller"] and approval["key"] == start["key"] and approval["approved"] is True
     assert records.index(approval) < next(i for i, r in enumerate(records) if r["type"] == "tool_end")
 
 
@@ -247,7 +229,7 @@ def test_an_async_approve_awaits_while_the_loop_runs_and_is_not_asked_again_on_r
             await asyncio.sleep(0.05)
             answer.set()
 
-        agent = ReactAgent(ScriptedChatModel(script), [_guarded(paid)], prompts="en", approve=approve)
+        agent = ReactAgent(ScriptedChatModel(script), [guarded_pay(paid)], prompts="en", approve=approve)
         result, _ = await asyncio.gather(agent.arun("pay A-1", journal=journal), person())
         return result
 
@@ -259,6 +241,6 @@ def test_an_async_approve_awaits_while_the_loop_runs_and_is_not_asked_again_on_r
     async def must_not_ask(tool: str, args: Any) -> bool:
         raise AssertionError("a journaled decision was asked again")
 
-    again = ReactAgent(ScriptedChatModel(script[1:]), [_guarded(paid)], prompts="en", approve=must_not_ask)
+    again = ReactAgent(ScriptedChatModel(script[1:]), [guarded_pay(paid)], prompts="en", approve=must_not_ask)
     result = asyncio.run(again.aresume(journal))
     assert result.status == "finished" and paid == ["A-1", "A-1"]
