@@ -3,8 +3,8 @@
 Layers, each knowing only the one below::
 
     drivers        run / arun / invoke / stream / ... (``_surface``): the only place sync and async differ,
-                   besides how ``approve`` is asked (``_execute.check``/``acheck``; a sync run refuses an
-                   ``async def`` approve in :meth:`BaseAgent.stream`)
+                   besides how ``approve`` is asked (``_execute.check``/``acheck``; a sync driver refuses an
+                   ``async def`` approve when its run starts)
     journal layer  ``_driver.drive``: answers replayed effects from the run's journal, records new ones,
                    applies the deadline, the token budget and the error policy; lets only raw I/O through
     loop           ``BaseAgent.loop(state)``: decide -> act -> observe -> review; yields effects, does no I/O
@@ -22,10 +22,9 @@ agent serves any number of concurrent ``run``/``arun`` calls.
 from __future__ import annotations
 
 import json
-import os
 import time
 from abc import ABCMeta
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, Literal
 
@@ -67,7 +66,6 @@ from react_agent.runtime import (
     message_usage,
     model_error,
     session_references,
-    sync_approve_problem,
 )
 from react_agent.tools import Outcome, ToolLike, ToolRegistry, answer_schema
 
@@ -164,21 +162,6 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         kwargs = self.model_kwargs(ModelCall([], schema=self.answer_schema))
         found = kwargs.get("response_format") or kwargs.get("extra_body", {}).get("response_format")
         return dict(found) if found else None
-
-    # ---------------------------------------------------------------- the sync entry points
-    def stream(self, input: Any, config: RunnableConfig | None = None,  # type: ignore[override]
-               **kwargs: Any) -> Iterator[AgentStep | AgentResult]:
-        """Yield each :class:`AgentStep` as it completes, then the :class:`AgentResult` (``run``, ``invoke``
-        and ``resume`` go through here). An ``async def`` ``approve`` is a :class:`ConfigError` raised here,
-        before anything is journaled or asked of the model: only ``arun``/``astream``/``ainvoke`` await it."""
-        _refuse_async_approve(self)
-        return super().stream(input, config, **kwargs)
-
-    def resume_stream(self, journal: str | os.PathLike[str], *, run_id: str | None = None,
-                      config: RunnableConfig | None = None,
-                      session: Mapping[str, Any] | None = None) -> Iterator[AgentStep | AgentResult]:
-        _refuse_async_approve(self)  # before the journal is opened (and a resume record written)
-        return super().resume_stream(journal, run_id=run_id, config=config, session=session)
 
     # ---------------------------------------------------------------- the loop
     def new_state(self, task: str, session: Mapping[str, Any]) -> RunState:
@@ -529,9 +512,3 @@ class BaseAgent(AgentRunnable, metaclass=_Sealed):
         """The run's :class:`AgentResult` (a subclass may return a richer one)."""
         return state.result()
 
-
-def _refuse_async_approve(agent: BaseAgent) -> None:
-    """A sync run cannot await an ``async def`` ``approve``: a :class:`ConfigError` naming the fix."""
-    problem = sync_approve_problem(agent.config.approve)
-    if problem is not None:
-        raise ConfigError(problem)

@@ -61,6 +61,7 @@ from react_agent.runtime import (
     perform_batch,
     secret_values,
     step_data,
+    sync_approve_problem,
     task_of,
 )
 from react_agent.tools import DeadlineExceeded, acall_in_thread, short_repr
@@ -100,8 +101,12 @@ class AgentRunnable(Runnable[Any, AgentResult]):
 
     def stream(self, input: Any, config: RunnableConfig | None = None,  # type: ignore[override]
                **kwargs: Any) -> Iterator[AgentStep | AgentResult]:
-        """Yield each :class:`AgentStep` as it completes, then the :class:`AgentResult`."""
-        return stream_run(_agent(self), input, config, **kwargs)
+        """Yield each :class:`AgentStep` as it completes, then the :class:`AgentResult` (``run`` and ``invoke`` go
+        through here). An ``async def`` ``approve`` is a :class:`ConfigError` raised here, before anything is
+        journaled or asked of the model: only ``arun``/``astream``/``ainvoke`` await it."""
+        agent = _agent(self)
+        _refuse_async_approve(agent)
+        return stream_run(agent, input, config, **kwargs)
 
     def astream(self, input: Any, config: RunnableConfig | None = None,  # type: ignore[override]
                 **kwargs: Any) -> AsyncIterator[AgentStep | AgentResult]:
@@ -134,6 +139,7 @@ class AgentRunnable(Runnable[Any, AgentResult]):
         """:meth:`resume` step by step (replayed steps first). :class:`JournalError` if there is no run.
         ``session``: the run's own session values (they are not journaled), as given to :meth:`run`."""
         agent = _agent(self)
+        _refuse_async_approve(agent)  # before the journal is opened (and a resume record written)
         opened = RunJournal.open(_resumed_journal(journal), run_id=run_id,
                                  secrets=secret_values(agent.llm), identity=self.identity())
         return self.stream(opened.task, config, _resume=opened, session=session)
@@ -266,6 +272,13 @@ def start(agent: RunnableAgent, input: Any, config: RunnableConfig | None, *, jo
         secrets=secret_values(agent.llm) if path is not None else (),
         references=state.references, identity=agent.identity() if path is not None else None, deferred=_deferred)
     return state, config
+
+
+def _refuse_async_approve(agent: RunnableAgent) -> None:
+    """A sync run cannot await an ``async def`` ``approve``: a :class:`ConfigError` naming the fix."""
+    problem = sync_approve_problem(agent.config.approve)
+    if problem is not None:
+        raise ConfigError(problem)
 
 
 def stream_run(agent: RunnableAgent, input: Any, config: RunnableConfig | None,
